@@ -1,0 +1,140 @@
+# gpuscope build. GNU make, gcc or clang, and the C library: nothing else is
+# needed to build (see docs/design.md for why not Meson).
+#
+#   make            build build/gpuscope, the fake NVML libraries and the tests
+#   make run        install missing build dependencies, build, run gpuscope
+#                   (the demo, with a note, when this machine has no GPU)
+#   make check      install missing dependencies, build, run the whole suite
+#   make SAN=1      the same, built with AddressSanitizer and UBSan (in build-san/)
+#   make WERROR=1   warnings are errors (CI)
+#   make install    PREFIX=/usr/local
+
+CC ?= cc
+PREFIX ?= /usr/local
+O ?= build
+ifeq ($(SAN),1)
+O := build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+
+VERSION := 0.1.0
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wold-style-definition \
+	-Wwrite-strings -Wpointer-arith -Wcast-qual -Wundef -Wvla -Wformat=2 \
+	-Wimplicit-fallthrough -fno-common
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+OPT ?= -O2 -g
+CPPFLAGS += -D_GNU_SOURCE -DGPUSCOPE_VERSION='"$(VERSION)"' -Isrc
+CFLAGS += -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -MMD -MP
+LDFLAGS += $(SANFLAGS)
+LIBS := -ldl -lpthread -lm
+
+LIB_SRC := $(sort $(wildcard src/core/*.c src/backend/*.c src/front/*.c))
+CMD_SRC := $(sort $(wildcard src/main.c src/cmd_*.c src/demo.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o)
+CMD_OBJ := $(CMD_SRC:%.c=$(O)/%.o)
+LIB := $(O)/libgpuscope.a
+BIN := $(O)/gpuscope
+
+FAKE_SRC := $(sort $(wildcard tests/fakenvml/*.c))
+FAKE_DIR := $(O)/fakenvml
+FAKE_LIB := $(FAKE_DIR)/current/libnvidia-ml.so.1
+FAKE_LEGACY := $(FAKE_DIR)/legacy/libnvidia-ml.so.1
+FAKE_STUB := $(FAKE_DIR)/stubs/libnvidia-ml.so.1
+FAKE_OBJ := $(FAKE_SRC:%.c=$(O)/fake/%.o)
+FAKE_LEGACY_OBJ := $(FAKE_SRC:%.c=$(O)/fake-legacy/%.o)
+FAKE_CFLAGS := -std=gnu11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -MMD -MP
+# a fake library must not carry sanitizer runtimes into Python or nvitop
+FAKE_LDFLAGS := -shared -Wl,-soname,libnvidia-ml.so.1 -Wl,--no-undefined
+
+TEST_SRC := $(sort $(wildcard tests/unit/t_*.c))
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(O)/tests/%)
+
+DEMO_SCENARIO := data/demo/h100x8.scn
+DEMO_PROC := data/demo/proc.txt
+
+.PHONY: all run check test deps format format-check checksrc clean install demo bench
+all: $(BIN) $(FAKE_LIB) $(FAKE_LEGACY) $(FAKE_STUB) $(TEST_BIN)
+
+$(O)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+
+# The demo carries the fake driver library and its scenario inside the binary.
+$(O)/src/demo_blob.o: src/demo_blob.S $(FAKE_LIB) $(DEMO_SCENARIO) $(DEMO_PROC)
+	@mkdir -p $(@D)
+	$(CC) -c -o $@ -DFAKE_LIB_PATH='"$(FAKE_LIB)"' -DDEMO_SCENARIO_PATH='"$(DEMO_SCENARIO)"' \
+		-DDEMO_PROC_PATH='"$(DEMO_PROC)"' $<
+
+$(BIN): $(CMD_OBJ) $(O)/src/demo_blob.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(O)/src/demo_blob.o $(LIB) $(LIBS)
+
+$(O)/fake/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE -Isrc $(FAKE_CFLAGS) -c -o $@ $<
+
+$(O)/fake-legacy/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE -DFAKE_LEGACY -Isrc $(FAKE_CFLAGS) -c -o $@ $<
+
+$(FAKE_LIB): $(FAKE_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(FAKE_LDFLAGS) -o $@ $^ -lpthread -lm
+
+$(FAKE_LEGACY): $(FAKE_LEGACY_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(FAKE_LDFLAGS) -o $@ $^ -lpthread -lm
+
+# what the CUDA toolkit's link-time stub looks like to a loader: a library
+# in a stubs/ directory (gpuscope must refuse it)
+$(FAKE_STUB): $(FAKE_LIB)
+	@mkdir -p $(@D)
+	cp $< $@
+
+$(O)/tests/%: tests/unit/%.c $(LIB) tests/harness.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LIBS)
+
+deps:
+	@scripts/install-deps.sh
+
+run: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	@scripts/run.sh $(BIN)
+
+demo: $(BIN)
+	$(BIN) --demo
+
+check: deps
+	@$(MAKE) --no-print-directory all
+	@O=$(O) tests/run-tests.sh
+
+test: all
+	@O=$(O) tests/run-tests.sh
+
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+format:
+	clang-format -i $(FORMAT_FILES)
+format-check:
+	clang-format --dry-run -Werror $(FORMAT_FILES)
+checksrc:
+	@scripts/checksrc.sh
+
+bench: all
+	bench/status.sh
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/gpuscope
+	install -m 644 man/gpuscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpuscope.1
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

@@ -1,0 +1,67 @@
+/*
+ * The backend registry and the wrappers around backend_ops: the one place
+ * that checks preconditions and turns a missing optional method into
+ * E_NOTSUP.
+ */
+#include "backend.h"
+
+#include <assert.h>
+#include <stddef.h>
+
+#include "../core/err.h"
+
+const struct backend_ops *const backend_list[] = {
+	&backend_nvml,
+	NULL,
+};
+
+int
+backend_open(const struct backend_ops *ops, const struct gs_config *cfg, struct backend **out,
+	     struct err *err)
+{
+	int rc;
+
+	assert(ops && ops->open && out);
+	*out = NULL;
+	rc = ops->open(cfg, out, err);
+	if (rc < 0)
+		return rc;
+	assert(*out);
+	(*out)->ops = ops;
+	return 0;
+}
+
+int
+backend_scan(struct backend *be, struct gpu_snapshot *snap, struct err *err)
+{
+	assert(be && snap);
+	if (!be->ops->scan)
+		return err_set(err, E_NOTSUP, "%s: cannot list devices", be->ops->name);
+	return be->ops->scan(be, snap, err);
+}
+
+int
+backend_read_device(struct backend *be, struct gpu_device *dev, struct err *err)
+{
+	assert(be && dev);
+	if (!be->ops->read_device)
+		return E_NOTSUP;
+	return be->ops->read_device(be, dev, err);
+}
+
+int
+backend_read_procs(struct backend *be, const struct gpu_device *dev, double now,
+		   struct gpu_snapshot *out, struct err *err)
+{
+	assert(be && dev && out);
+	if (!be->ops->read_procs)
+		return E_NOTSUP;
+	return be->ops->read_procs(be, dev, now, out, err);
+}
+
+void
+backend_close(struct backend *be)
+{
+	if (be && be->ops->close)
+		be->ops->close(be);
+}

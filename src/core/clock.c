@@ -1,0 +1,28 @@
+/*
+ * Wall and monotonic clocks.
+ */
+#include "clock.h"
+
+#include <time.h>
+
+#include "config.h"
+
+double
+clock_now(const struct gs_config *cfg)
+{
+	struct timespec ts;
+
+	if (cfg && cfg->fixed_time > 0)
+		return cfg->fixed_time;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double
+clock_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}

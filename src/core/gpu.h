@@ -1,0 +1,192 @@
+/*
+ * The sample model: one snapshot of the machine holds its GPUs (identity,
+ * state and numeric fields) and the processes using them (what the driver
+ * says, plus what /proc says). Backends fill it; every front end reads it.
+ *
+ * Ownership: a snapshot owns its devices and processes and every string in
+ * them; gpu_snapshot_release() frees all of it.
+ */
+#ifndef GPUSCOPE_GPU_H
+#define GPUSCOPE_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fields.h"
+
+enum gpu_vendor {
+	VENDOR_UNKNOWN = 0,
+	VENDOR_NVIDIA,
+	VENDOR_AMD,
+	VENDOR_INTEL,
+	VENDOR_OTHER,
+};
+
+enum dev_state {
+	DEV_OK = 0,
+	DEV_LOST,	    /* fell off the bus (GPU_IS_LOST) */
+	DEV_RESET_REQUIRED, /* needs a GPU reset or reboot */
+	DEV_NOT_RESPONDING, /* did not answer before the deadline */
+	DEV_NO_PERMISSION,  /* cannot be opened by this user */
+	DEV_ERROR,	    /* any other failure; see state_msg */
+};
+
+/* A bitset wide enough for every enum gpu_field. */
+struct field_set {
+	uint64_t bits[(GF__COUNT + 63) / 64];
+};
+
+struct gpu_device {
+	unsigned index;	 /* the vendor's index (NVML index for NVIDIA) */
+	enum gpu_vendor vendor;
+	enum dev_state state;
+	char state_msg[160]; /* why, when state is not DEV_OK */
+
+	/* identity; empty string = unknown */
+	char name[96];
+	char uuid[96];
+	char serial[32];
+	char pci_bus_id[32]; /* "00000000:00:09.0", NVML's spelling */
+	char vbios[32];
+	char inforom[32];    /* InfoROM image version */
+	char board_part[80];
+	char brand[32];	      /* "Tesla", "GeForce", ... */
+	char architecture[16]; /* "Hopper", ... */
+	char compute_cap[8];   /* "9.0" */
+	char driver[16];       /* kernel driver: "nvidia" */
+	uint32_t pci_device_id; /* (device << 16) | vendor, 0 = unknown */
+	uint32_t pci_subsys_id;
+	unsigned pci_domain, pci_bus, pci_dev, pci_func;
+	bool pci_valid;
+
+	/* numeric fields; see fields.h */
+	double v[GF__COUNT];
+	struct field_set valid;
+	char mem_source[16]; /* which call gave memory: "v2" or "v1" (used includes reserved) */
+
+	/* private to the backend that made the device */
+	unsigned backend; /* index in the collector's backend list */
+	unsigned handle;  /* the backend's own number for it */
+};
+
+enum proc_type {
+	PROC_COMPUTE = 1 << 0,
+	PROC_GRAPHICS = 1 << 1,
+	PROC_MPS = 1 << 2, /* listed by the MPS server as one of its clients */
+};
+
+enum proc_field {
+	PF_GPU_MEM,	/* bytes of GPU memory */
+	PF_SM_UTIL,	/* percent, over the last second */
+	PF_MEM_UTIL,	/* percent of memory-controller time */
+	PF_ENC_UTIL,
+	PF_DEC_UTIL,
+	PF_GPU_INSTANCE, /* MIG GPU instance id */
+	PF_COMPUTE_INSTANCE,
+	PF_UID,
+	PF_NSPID,	/* pid inside its own (innermost) namespace */
+	PF_CPU_TIME,	/* seconds of CPU since it started */
+	PF_CPU_PERCENT, /* over the window of the sample, or its lifetime */
+	PF_RSS,		/* bytes */
+	PF_START_TIME,	/* seconds since the epoch */
+	PF__COUNT
+};
+
+enum proc_host {
+	PHOST_UNREAD = 0,  /* /proc not consulted */
+	PHOST_OK,	   /* all of it read */
+	PHOST_PARTIAL,	   /* some of /proc/<pid> could not be read */
+	PHOST_NOT_VISIBLE, /* the pid is not in our pid namespace (or hidden) */
+};
+
+struct gpu_proc {
+	unsigned dev; /* index into the snapshot's dev[] */
+	uint32_t pid; /* as the driver reports it (host pid namespace) */
+	unsigned type; /* enum proc_type bits */
+	double v[PF__COUNT];
+	uint32_t valid; /* bit (1 << enum proc_field) */
+	enum proc_host host;
+	char *user;	 /* owned; NULL = unknown */
+	char *name;	 /* owned; short command name */
+	char *cmdline;	 /* owned; arguments joined by spaces */
+	char *container; /* owned; container id (or pod uid) from the cgroup */
+	char *cgroup;	 /* owned; the cgroup path it was found in */
+	uint64_t start_ticks; /* kernel start time, for telling reused pids apart */
+};
+
+struct nvidia_sysinfo {
+	char driver_version[80]; /* empty = unknown */
+	char nvml_version[80];
+	int cuda_version; /* 13010 means 13.1; 0 = unknown */
+	char library[256]; /* path of the libnvidia-ml.so that was loaded */
+};
+
+struct gpu_snapshot {
+	double time; /* seconds since the epoch */
+	char hostname[256];
+	bool simulated; /* from the fake driver or --demo */
+	struct nvidia_sysinfo nvidia;
+
+	struct gpu_device *dev;
+	size_t nr_dev, alloc_dev;
+	struct gpu_proc *proc;
+	size_t nr_proc, alloc_proc;
+
+	/* one-line notes worth showing (why a backend found nothing, ...) */
+	char **note;
+	size_t nr_note, alloc_note;
+};
+
+void gpu_snapshot_init(struct gpu_snapshot *s);
+void gpu_snapshot_release(struct gpu_snapshot *s);
+/* Append a zeroed device and return it (valid until the next append). */
+struct gpu_device *gpu_snapshot_add_dev(struct gpu_snapshot *s);
+/* Append a zeroed process and return it (valid until the next append). */
+struct gpu_proc *gpu_snapshot_add_proc(struct gpu_snapshot *s);
+void gpu_snapshot_note(struct gpu_snapshot *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Sort processes by device, then pid. */
+void gpu_snapshot_sort_procs(struct gpu_snapshot *s);
+
+void gpu_proc_release(struct gpu_proc *p);
+
+static inline bool
+dev_has(const struct gpu_device *d, enum gpu_field f)
+{
+	return (d->valid.bits[f / 64] >> (f % 64)) & 1;
+}
+
+static inline void
+dev_set(struct gpu_device *d, enum gpu_field f, double v)
+{
+	d->v[f] = v;
+	d->valid.bits[f / 64] |= (uint64_t)1 << (f % 64);
+}
+
+static inline void
+dev_unset(struct gpu_device *d, enum gpu_field f)
+{
+	d->v[f] = 0;
+	d->valid.bits[f / 64] &= ~((uint64_t)1 << (f % 64));
+}
+
+/* Value of f, or NAN when unknown. */
+double dev_get(const struct gpu_device *d, enum gpu_field f);
+
+static inline bool
+proc_has(const struct gpu_proc *p, enum proc_field f)
+{
+	return (p->valid >> f) & 1;
+}
+
+static inline void
+proc_set(struct gpu_proc *p, enum proc_field f, double v)
+{
+	p->v[f] = v;
+	p->valid |= (uint32_t)1 << f;
+}
+
+const char *dev_state_key(enum dev_state st); /* "ok", "lost", ... */
+const char *vendor_key(enum gpu_vendor v);    /* "nvidia", ... */
+
+#endif
