@@ -24,6 +24,7 @@ gpu_proc_release(struct gpu_proc *p)
 	free(p->name);
 	free(p->cmdline);
 	free(p->container);
+	free(p->pod);
 	free(p->cgroup);
 	memset(p, 0, sizeof(*p));
 }

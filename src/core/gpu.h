@@ -110,7 +110,9 @@ struct gpu_proc {
 	char *user;	 /* owned; NULL = unknown */
 	char *name;	 /* owned; short command name */
 	char *cmdline;	 /* owned; arguments joined by spaces */
-	char *container; /* owned; container id (or pod uid) from the cgroup */
+	char *container; /* owned; container id (12 hex digits, as docker ps shows) */
+	const char *container_runtime; /* static: "docker", "containerd", "cri-o", "podman", "lxc", ... */
+	char *pod;	 /* owned; Kubernetes pod uid, when the cgroup names one */
 	char *cgroup;	 /* owned; the cgroup path it was found in */
 	uint64_t start_ticks; /* kernel start time, for telling reused pids apart */
 };

@@ -1,0 +1,60 @@
+/*
+ * The collector: opens every backend, scans their devices once, and takes
+ * samples: each selected device is read on its own worker thread, so one
+ * slow or hung GPU costs at most cfg->timeout and never blocks the others
+ * (it is shown as not responding). Processes are then enriched from /proc.
+ */
+#ifndef GPUSCOPE_COLLECT_H
+#define GPUSCOPE_COLLECT_H
+
+#include <stdbool.h>
+
+struct err;
+struct gs_config;
+struct gpu_snapshot;
+struct collector;
+
+/*
+ * Open all backends. Never fails for lack of GPUs: a backend that finds
+ * nothing leaves a one-line reason (see collector_reasons()). cfg must
+ * outlive the collector.
+ */
+int collector_open(const struct gs_config *cfg, struct collector **out, struct err *err);
+
+/* Scan devices (done once; later calls return at once). */
+int collector_scan(struct collector *c, struct err *err);
+
+/* Number of devices found by the scan. */
+unsigned collector_count(const struct collector *c);
+
+/*
+ * Restrict samples to the devices named in ids: a comma-separated list of
+ * indexes, UUIDs (or unique UUID prefixes) and PCI bus ids in any common
+ * spelling ("0000:3b:00.0", "3B:00.0"). Returns E_USAGE naming the first id
+ * that matches nothing.
+ */
+int collector_select(struct collector *c, const char *ids, struct err *err);
+
+enum collect_flags {
+	COLLECT_PROCS = 1 << 0, /* read processes and enrich them from /proc */
+};
+
+/*
+ * Take one sample into snap (which must be initialised and empty): system
+ * information, the selected devices (in scan order) and their processes.
+ */
+int collector_sample(struct collector *c, struct gpu_snapshot *snap, unsigned flags, struct err *err);
+
+/*
+ * Why there are no devices: one line per backend that found nothing, for
+ * example "nvml: libnvidia-ml.so.1 not found ...". NULL-terminated; owned by
+ * the collector.
+ */
+const char *const *collector_reasons(const struct collector *c);
+
+/* True when no backend could even look (a driver or library is missing), as opposed to "no GPU". */
+bool collector_no_driver(const struct collector *c);
+
+void collector_close(struct collector *c);
+
+#endif
