@@ -42,8 +42,10 @@ FAKE_DIR := $(O)/fakenvml
 FAKE_LIB := $(FAKE_DIR)/current/libnvidia-ml.so.1
 FAKE_LEGACY := $(FAKE_DIR)/legacy/libnvidia-ml.so.1
 FAKE_STUB := $(FAKE_DIR)/stubs/libnvidia-ml.so.1
-FAKE_OBJ := $(FAKE_SRC:%.c=$(O)/fake/%.o)
-FAKE_LEGACY_OBJ := $(FAKE_SRC:%.c=$(O)/fake-legacy/%.o)
+# NOT_SUPPORTED stubs for the names of symbols.txt that FAKE_SRC does not define
+FAKE_NOTSUP := $(FAKE_DIR)/notsup.c
+FAKE_OBJ := $(FAKE_SRC:%.c=$(O)/fake/%.o) $(O)/fake/notsup.o
+FAKE_LEGACY_OBJ := $(FAKE_SRC:%.c=$(O)/fake-legacy/%.o) $(O)/fake-legacy/notsup.o
 FAKE_CFLAGS := -std=gnu11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -MMD -MP
 # a fake library must not carry sanitizer runtimes into Python or nvitop
 FAKE_LDFLAGS := -shared -Wl,-soname,libnvidia-ml.so.1 -Wl,--no-undefined
@@ -54,7 +56,7 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(O)/tests/%)
 DEMO_SCENARIO := data/demo/h100x8.scn
 DEMO_PROC := data/demo/proc.txt
 
-.PHONY: all run check test deps format format-check checksrc clean install demo bench
+.PHONY: all run check test deps deps-check format format-check checksrc clean install demo bench
 all: $(BIN) $(FAKE_LIB) $(FAKE_LEGACY) $(FAKE_STUB) $(TEST_BIN)
 
 $(O)/%.o: %.c
@@ -83,6 +85,19 @@ $(O)/fake-legacy/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) -D_GNU_SOURCE -DFAKE_LEGACY -Isrc $(FAKE_CFLAGS) -c -o $@ $<
 
+$(FAKE_NOTSUP): tests/fakenvml/gen-notsup.sh tests/fakenvml/symbols.txt $(FAKE_SRC)
+	@mkdir -p $(@D)
+	sh tests/fakenvml/gen-notsup.sh tests/fakenvml/symbols.txt $(FAKE_SRC) > $@.tmp
+	mv $@.tmp $@
+
+$(O)/fake/notsup.o: $(FAKE_NOTSUP)
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE -Isrc -Itests/fakenvml $(FAKE_CFLAGS) -c -o $@ $<
+
+$(O)/fake-legacy/notsup.o: $(FAKE_NOTSUP)
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE -DFAKE_LEGACY -Isrc -Itests/fakenvml $(FAKE_CFLAGS) -c -o $@ $<
+
 $(FAKE_LIB): $(FAKE_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(FAKE_LDFLAGS) -o $@ $^ -lpthread -lm
@@ -102,7 +117,9 @@ $(O)/tests/%: tests/unit/%.c $(LIB) tests/harness.h
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LIBS)
 
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh run
+deps-check:
+	@scripts/install-deps.sh check
 
 run: deps
 	@$(MAKE) --no-print-directory $(BIN)
@@ -111,7 +128,7 @@ run: deps
 demo: $(BIN)
 	$(BIN) --demo
 
-check: deps
+check: deps-check
 	@$(MAKE) --no-print-directory all
 	@O=$(O) tests/run-tests.sh
 

@@ -10,11 +10,11 @@ struct gpu_snapshot;
 
 /* Exit codes, documented in gpuscope(1). */
 enum exit_code {
-	EXIT_OK = 0,	   /* all went well */
+	EXIT_OK = 0,       /* all went well */
 	EXIT_PROBLEMS = 1, /* done, but a GPU is lost or not responding */
-	EXIT_USAGE = 2,	   /* bad command line */
+	EXIT_USAGE = 2,    /* bad command line */
 	EXIT_RUNTIME = 3,  /* something failed while running */
-	EXIT_NOGPU = 4,	   /* no GPU found, or no driver to read one */
+	EXIT_NOGPU = 4,    /* no GPU found, or no driver to read one */
 };
 
 int cmd_status(int argc, char **argv, struct gs_config *cfg);

@@ -13,8 +13,7 @@
 
 static int harness_n, harness_failed;
 
-static inline void __attribute__((format(printf, 1, 2)))
-diag(const char *fmt, ...)
+static inline void __attribute__((format(printf, 1, 2))) diag(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -46,27 +45,27 @@ ok_at(int cond, const char *file, int line, const char *fmt, ...)
 
 #define ok(cond, ...) ok_at(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
 
-#define is_int(got, want, ...)                                                                     \
-	do {                                                                                       \
-		long long is_g_ = (long long)(got), is_w_ = (long long)(want);                     \
-		if (!ok(is_g_ == is_w_, __VA_ARGS__))                                              \
-			diag("     got: %lld\n#   wanted: %lld", is_g_, is_w_);                   \
+#define is_int(got, want, ...)                                                  \
+	do {                                                                    \
+		long long is_g_ = (long long)(got), is_w_ = (long long)(want);  \
+		if (!ok(is_g_ == is_w_, __VA_ARGS__))                           \
+			diag("     got: %lld\n#   wanted: %lld", is_g_, is_w_); \
 	} while (0)
 
-#define is_dbl(got, want, eps, ...)                                                                \
-	do {                                                                                       \
-		double is_g_ = (got), is_w_ = (want);                                              \
-		if (!ok(fabs(is_g_ - is_w_) <= (eps), __VA_ARGS__))                                \
-			diag("     got: %.17g\n#   wanted: %.17g", is_g_, is_w_);                 \
+#define is_dbl(got, want, eps, ...)                                               \
+	do {                                                                      \
+		double is_g_ = (got), is_w_ = (want);                             \
+		if (!ok(fabs(is_g_ - is_w_) <= (eps), __VA_ARGS__))               \
+			diag("     got: %.17g\n#   wanted: %.17g", is_g_, is_w_); \
 	} while (0)
 
-#define is_str(got, want, ...)                                                                     \
-	do {                                                                                       \
-		const char *is_g_ = (got), *is_w_ = (want);                                        \
-		int is_eq_ = (is_g_ && is_w_) ? !strcmp(is_g_, is_w_) : is_g_ == is_w_;            \
-		if (!ok(is_eq_, __VA_ARGS__))                                                      \
-			diag("     got: '%s'\n#   wanted: '%s'", is_g_ ? is_g_ : "(null)",        \
-			     is_w_ ? is_w_ : "(null)");                                            \
+#define is_str(got, want, ...)                                                             \
+	do {                                                                               \
+		const char *is_g_ = (got), *is_w_ = (want);                                \
+		int is_eq_ = (is_g_ && is_w_) ? !strcmp(is_g_, is_w_) : is_g_ == is_w_;    \
+		if (!ok(is_eq_, __VA_ARGS__))                                              \
+			diag("     got: '%s'\n#   wanted: '%s'", is_g_ ? is_g_ : "(null)", \
+			     is_w_ ? is_w_ : "(null)");                                    \
 	} while (0)
 
 static inline void

@@ -17,7 +17,7 @@ const struct backend_ops *const backend_list[] = {
 
 int
 backend_open(const struct backend_ops *ops, const struct gs_config *cfg, struct backend **out,
-	     struct err *err)
+             struct err *err)
 {
 	int rc;
 
@@ -51,7 +51,7 @@ backend_read_device(struct backend *be, struct gpu_device *dev, struct err *err)
 
 int
 backend_read_procs(struct backend *be, const struct gpu_device *dev, double now,
-		   struct gpu_snapshot *out, struct err *err)
+                   struct gpu_snapshot *out, struct err *err)
 {
 	assert(be && dev && out);
 	if (!be->ops->read_procs)

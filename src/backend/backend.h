@@ -45,7 +45,7 @@ struct backend_ops {
 	 * epoch, for utilisation windows.
 	 */
 	int (*read_procs)(struct backend *be, const struct gpu_device *dev, double now,
-			  struct gpu_snapshot *out, struct err *err);
+	                  struct gpu_snapshot *out, struct err *err);
 	/* Release everything; be is invalid afterwards. */
 	void (*close)(struct backend *be);
 };
@@ -56,11 +56,11 @@ extern const struct backend_ops *const backend_list[];
 extern const struct backend_ops backend_nvml;
 
 int backend_open(const struct backend_ops *ops, const struct gs_config *cfg, struct backend **out,
-		 struct err *err);
+                 struct err *err);
 int backend_scan(struct backend *be, struct gpu_snapshot *snap, struct err *err);
 int backend_read_device(struct backend *be, struct gpu_device *dev, struct err *err);
 int backend_read_procs(struct backend *be, const struct gpu_device *dev, double now,
-		       struct gpu_snapshot *out, struct err *err);
+                       struct gpu_snapshot *out, struct err *err);
 void backend_close(struct backend *be);
 
 #endif

@@ -43,7 +43,8 @@ enum collect_flags {
  * Take one sample into snap (which must be initialised and empty): system
  * information, the selected devices (in scan order) and their processes.
  */
-int collector_sample(struct collector *c, struct gpu_snapshot *snap, unsigned flags, struct err *err);
+int collector_sample(struct collector *c, struct gpu_snapshot *snap, unsigned flags,
+                     struct err *err);
 
 /*
  * Why there are no devices: one line per backend that found nothing, for

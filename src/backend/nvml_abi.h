@@ -33,102 +33,102 @@ typedef unsigned int nvmlDeviceArchitecture_t;
 typedef unsigned int nvmlPcieUtilCounter_t;
 
 /* nvmlReturn_t */
-#define NVML_SUCCESS 0
-#define NVML_ERROR_UNINITIALIZED 1
-#define NVML_ERROR_INVALID_ARGUMENT 2
-#define NVML_ERROR_NOT_SUPPORTED 3
-#define NVML_ERROR_NO_PERMISSION 4
-#define NVML_ERROR_ALREADY_INITIALIZED 5
-#define NVML_ERROR_NOT_FOUND 6
-#define NVML_ERROR_INSUFFICIENT_SIZE 7
-#define NVML_ERROR_INSUFFICIENT_POWER 8
-#define NVML_ERROR_DRIVER_NOT_LOADED 9
-#define NVML_ERROR_TIMEOUT 10
-#define NVML_ERROR_IRQ_ISSUE 11
-#define NVML_ERROR_LIBRARY_NOT_FOUND 12
-#define NVML_ERROR_FUNCTION_NOT_FOUND 13
-#define NVML_ERROR_CORRUPTED_INFOROM 14
-#define NVML_ERROR_GPU_IS_LOST 15
-#define NVML_ERROR_RESET_REQUIRED 16
-#define NVML_ERROR_OPERATING_SYSTEM 17
-#define NVML_ERROR_LIB_RM_VERSION_MISMATCH 18
-#define NVML_ERROR_IN_USE 19
-#define NVML_ERROR_MEMORY 20
-#define NVML_ERROR_NO_DATA 21
-#define NVML_ERROR_VGPU_ECC_NOT_SUPPORTED 22
-#define NVML_ERROR_INSUFFICIENT_RESOURCES 23
-#define NVML_ERROR_FREQ_NOT_SUPPORTED 24
+#define NVML_SUCCESS                         0
+#define NVML_ERROR_UNINITIALIZED             1
+#define NVML_ERROR_INVALID_ARGUMENT          2
+#define NVML_ERROR_NOT_SUPPORTED             3
+#define NVML_ERROR_NO_PERMISSION             4
+#define NVML_ERROR_ALREADY_INITIALIZED       5
+#define NVML_ERROR_NOT_FOUND                 6
+#define NVML_ERROR_INSUFFICIENT_SIZE         7
+#define NVML_ERROR_INSUFFICIENT_POWER        8
+#define NVML_ERROR_DRIVER_NOT_LOADED         9
+#define NVML_ERROR_TIMEOUT                   10
+#define NVML_ERROR_IRQ_ISSUE                 11
+#define NVML_ERROR_LIBRARY_NOT_FOUND         12
+#define NVML_ERROR_FUNCTION_NOT_FOUND        13
+#define NVML_ERROR_CORRUPTED_INFOROM         14
+#define NVML_ERROR_GPU_IS_LOST               15
+#define NVML_ERROR_RESET_REQUIRED            16
+#define NVML_ERROR_OPERATING_SYSTEM          17
+#define NVML_ERROR_LIB_RM_VERSION_MISMATCH   18
+#define NVML_ERROR_IN_USE                    19
+#define NVML_ERROR_MEMORY                    20
+#define NVML_ERROR_NO_DATA                   21
+#define NVML_ERROR_VGPU_ECC_NOT_SUPPORTED    22
+#define NVML_ERROR_INSUFFICIENT_RESOURCES    23
+#define NVML_ERROR_FREQ_NOT_SUPPORTED        24
 #define NVML_ERROR_ARGUMENT_VERSION_MISMATCH 25
-#define NVML_ERROR_DEPRECATED 26
-#define NVML_ERROR_NOT_READY 27
-#define NVML_ERROR_GPU_NOT_FOUND 28
-#define NVML_ERROR_INVALID_STATE 29
-#define NVML_ERROR_RESET_TYPE_NOT_SUPPORTED 30
-#define NVML_ERROR_UNKNOWN 999
+#define NVML_ERROR_DEPRECATED                26
+#define NVML_ERROR_NOT_READY                 27
+#define NVML_ERROR_GPU_NOT_FOUND             28
+#define NVML_ERROR_INVALID_STATE             29
+#define NVML_ERROR_RESET_TYPE_NOT_SUPPORTED  30
+#define NVML_ERROR_UNKNOWN                   999
 
 /* nvmlInitWithFlags flags */
-#define NVML_INIT_FLAG_NO_GPUS 1
-#define NVML_INIT_FLAG_NO_ATTACH 2
+#define NVML_INIT_FLAG_NO_GPUS    1
+#define NVML_INIT_FLAG_NO_ATTACH  2
 #define NVML_INIT_FLAG_FORCE_INIT 4
 
 /* buffer sizes */
-#define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
-#define NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE 80
-#define NVML_DEVICE_NAME_BUFFER_SIZE 64
-#define NVML_DEVICE_NAME_V2_BUFFER_SIZE 96
-#define NVML_DEVICE_UUID_BUFFER_SIZE 80
-#define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
-#define NVML_DEVICE_SERIAL_BUFFER_SIZE 30
-#define NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE 32
-#define NVML_DEVICE_PART_NUMBER_BUFFER_SIZE 80
+#define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE  80
+#define NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE    80
+#define NVML_DEVICE_NAME_BUFFER_SIZE            64
+#define NVML_DEVICE_NAME_V2_BUFFER_SIZE         96
+#define NVML_DEVICE_UUID_BUFFER_SIZE            80
+#define NVML_DEVICE_UUID_V2_BUFFER_SIZE         96
+#define NVML_DEVICE_SERIAL_BUFFER_SIZE          30
+#define NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE   32
+#define NVML_DEVICE_PART_NUMBER_BUFFER_SIZE     80
 #define NVML_DEVICE_INFOROM_VERSION_BUFFER_SIZE 16
-#define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32
-#define NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE 16
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE      32
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE   16
 
 #define NVML_VALUE_NOT_AVAILABLE_ULL (~0ULL)
-#define NVML_INSTANCE_ID_NONE 0xFFFFFFFFu
+#define NVML_INSTANCE_ID_NONE        0xFFFFFFFFu
 
 /* nvmlEnableState_t */
 #define NVML_FEATURE_DISABLED 0
-#define NVML_FEATURE_ENABLED 1
+#define NVML_FEATURE_ENABLED  1
 
 /* nvmlClockType_t */
 #define NVML_CLOCK_GRAPHICS 0
-#define NVML_CLOCK_SM 1
-#define NVML_CLOCK_MEM 2
-#define NVML_CLOCK_VIDEO 3
+#define NVML_CLOCK_SM       1
+#define NVML_CLOCK_MEM      2
+#define NVML_CLOCK_VIDEO    3
 
 /* nvmlTemperatureSensors_t */
 #define NVML_TEMPERATURE_GPU 0
 
 /* nvmlTemperatureThresholds_t */
-#define NVML_TEMPERATURE_THRESHOLD_SHUTDOWN 0
-#define NVML_TEMPERATURE_THRESHOLD_SLOWDOWN 1
-#define NVML_TEMPERATURE_THRESHOLD_MEM_MAX 2
-#define NVML_TEMPERATURE_THRESHOLD_GPU_MAX 3
-#define NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MIN 4
+#define NVML_TEMPERATURE_THRESHOLD_SHUTDOWN      0
+#define NVML_TEMPERATURE_THRESHOLD_SLOWDOWN      1
+#define NVML_TEMPERATURE_THRESHOLD_MEM_MAX       2
+#define NVML_TEMPERATURE_THRESHOLD_GPU_MAX       3
+#define NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MIN  4
 #define NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_CURR 5
-#define NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MAX 6
-#define NVML_TEMPERATURE_THRESHOLD_GPS_CURR 7
+#define NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_MAX  6
+#define NVML_TEMPERATURE_THRESHOLD_GPS_CURR      7
 
 /* nvmlPstates_t: 0..15, and */
 #define NVML_PSTATE_UNKNOWN 32
 
 /* nvmlComputeMode_t */
-#define NVML_COMPUTEMODE_DEFAULT 0
-#define NVML_COMPUTEMODE_EXCLUSIVE_THREAD 1
-#define NVML_COMPUTEMODE_PROHIBITED 2
+#define NVML_COMPUTEMODE_DEFAULT           0
+#define NVML_COMPUTEMODE_EXCLUSIVE_THREAD  1
+#define NVML_COMPUTEMODE_PROHIBITED        2
 #define NVML_COMPUTEMODE_EXCLUSIVE_PROCESS 3
 
 /* nvmlMemoryErrorType_t, nvmlEccCounterType_t */
-#define NVML_MEMORY_ERROR_TYPE_CORRECTED 0
+#define NVML_MEMORY_ERROR_TYPE_CORRECTED   0
 #define NVML_MEMORY_ERROR_TYPE_UNCORRECTED 1
-#define NVML_VOLATILE_ECC 0
-#define NVML_AGGREGATE_ECC 1
+#define NVML_VOLATILE_ECC                  0
+#define NVML_AGGREGATE_ECC                 1
 
 /* nvmlPageRetirementCause_t */
 #define NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS 0
-#define NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR 1
+#define NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR           1
 
 /* nvmlPcieUtilCounter_t */
 #define NVML_PCIE_UTIL_TX_BYTES 0
@@ -136,34 +136,34 @@ typedef unsigned int nvmlPcieUtilCounter_t;
 
 /* MIG mode */
 #define NVML_DEVICE_MIG_DISABLE 0
-#define NVML_DEVICE_MIG_ENABLE 1
+#define NVML_DEVICE_MIG_ENABLE  1
 
 /* nvmlDeviceArchitecture_t */
-#define NVML_DEVICE_ARCH_KEPLER 2
-#define NVML_DEVICE_ARCH_MAXWELL 3
-#define NVML_DEVICE_ARCH_PASCAL 4
-#define NVML_DEVICE_ARCH_VOLTA 5
-#define NVML_DEVICE_ARCH_TURING 6
-#define NVML_DEVICE_ARCH_AMPERE 7
-#define NVML_DEVICE_ARCH_ADA 8
-#define NVML_DEVICE_ARCH_HOPPER 9
+#define NVML_DEVICE_ARCH_KEPLER    2
+#define NVML_DEVICE_ARCH_MAXWELL   3
+#define NVML_DEVICE_ARCH_PASCAL    4
+#define NVML_DEVICE_ARCH_VOLTA     5
+#define NVML_DEVICE_ARCH_TURING    6
+#define NVML_DEVICE_ARCH_AMPERE    7
+#define NVML_DEVICE_ARCH_ADA       8
+#define NVML_DEVICE_ARCH_HOPPER    9
 #define NVML_DEVICE_ARCH_BLACKWELL 10
-#define NVML_DEVICE_ARCH_T23X 11
-#define NVML_DEVICE_ARCH_RUBIN 13
-#define NVML_DEVICE_ARCH_UNKNOWN 0xffffffffu
+#define NVML_DEVICE_ARCH_T23X      11
+#define NVML_DEVICE_ARCH_RUBIN     13
+#define NVML_DEVICE_ARCH_UNKNOWN   0xffffffffu
 
 /* clocks event (formerly "throttle") reasons */
-#define nvmlClocksEventReasonGpuIdle 0x1ULL
+#define nvmlClocksEventReasonGpuIdle                   0x1ULL
 #define nvmlClocksEventReasonApplicationsClocksSetting 0x2ULL
-#define nvmlClocksEventReasonSwPowerCap 0x4ULL
-#define nvmlClocksThrottleReasonHwSlowdown 0x8ULL
-#define nvmlClocksEventReasonSyncBoost 0x10ULL
-#define nvmlClocksEventReasonSwThermalSlowdown 0x20ULL
-#define nvmlClocksThrottleReasonHwThermalSlowdown 0x40ULL
-#define nvmlClocksThrottleReasonHwPowerBrakeSlowdown 0x80ULL
-#define nvmlClocksEventReasonDisplayClockSetting 0x100ULL
-#define nvmlClocksEventReasonNone 0x0ULL
-#define nvmlClocksEventReasonAll 0x1FFULL
+#define nvmlClocksEventReasonSwPowerCap                0x4ULL
+#define nvmlClocksThrottleReasonHwSlowdown             0x8ULL
+#define nvmlClocksEventReasonSyncBoost                 0x10ULL
+#define nvmlClocksEventReasonSwThermalSlowdown         0x20ULL
+#define nvmlClocksThrottleReasonHwThermalSlowdown      0x40ULL
+#define nvmlClocksThrottleReasonHwPowerBrakeSlowdown   0x80ULL
+#define nvmlClocksEventReasonDisplayClockSetting       0x100ULL
+#define nvmlClocksEventReasonNone                      0x0ULL
+#define nvmlClocksEventReasonAll                       0x1FFULL
 
 /* struct version words: sizeof(struct) | (version << 24) */
 #define NVML_STRUCT_VERSION(size, ver) ((unsigned int)(size) | ((unsigned int)(ver) << 24U))
@@ -248,13 +248,13 @@ typedef struct nvmlMarginTemperature_v1_st {
 
 /* nvmlDeviceGetFieldValues */
 typedef unsigned int nvmlValueType_t;
-#define NVML_VALUE_TYPE_DOUBLE 0
-#define NVML_VALUE_TYPE_UNSIGNED_INT 1
-#define NVML_VALUE_TYPE_UNSIGNED_LONG 2
+#define NVML_VALUE_TYPE_DOUBLE             0
+#define NVML_VALUE_TYPE_UNSIGNED_INT       1
+#define NVML_VALUE_TYPE_UNSIGNED_LONG      2
 #define NVML_VALUE_TYPE_UNSIGNED_LONG_LONG 3
-#define NVML_VALUE_TYPE_SIGNED_LONG_LONG 4
-#define NVML_VALUE_TYPE_SIGNED_INT 5
-#define NVML_VALUE_TYPE_UNSIGNED_SHORT 6
+#define NVML_VALUE_TYPE_SIGNED_LONG_LONG   4
+#define NVML_VALUE_TYPE_SIGNED_INT         5
+#define NVML_VALUE_TYPE_UNSIGNED_SHORT     6
 
 typedef union nvmlValue_st {
 	double dVal;
@@ -277,10 +277,10 @@ typedef struct nvmlFieldValue_st {
 } nvmlFieldValue_t;
 
 /* field ids used by gpuscope */
-#define NVML_FI_DEV_MEMORY_TEMP 82
+#define NVML_FI_DEV_MEMORY_TEMP         82
 #define NVML_FI_DEV_PCIE_REPLAY_COUNTER 94
-#define NVML_FI_DEV_POWER_AVERAGE 185
-#define NVML_FI_DEV_POWER_INSTANT 186
+#define NVML_FI_DEV_POWER_AVERAGE       185
+#define NVML_FI_DEV_POWER_INSTANT       186
 
 /* Layout facts of the x86-64 ABI (nvml.h, API 13). */
 _Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t layout");

@@ -10,16 +10,16 @@
 
 enum status {
 	E_OK = 0,
-	E_NOTSUP = -1,	/* the device or library cannot give this */
-	E_NODEV = -2,	/* no such device, or no driver/library */
-	E_PERM = -3,	/* permission denied */
-	E_IO = -4,	/* a read or write failed */
-	E_PARSE = -5,	/* malformed input */
-	E_BUSY = -6,	/* try again */
+	E_NOTSUP = -1,  /* the device or library cannot give this */
+	E_NODEV = -2,   /* no such device, or no driver/library */
+	E_PERM = -3,    /* permission denied */
+	E_IO = -4,      /* a read or write failed */
+	E_PARSE = -5,   /* malformed input */
+	E_BUSY = -6,    /* try again */
 	E_TIMEOUT = -7, /* did not answer in time */
-	E_LOST = -8,	/* the device fell off the bus or needs a reset */
+	E_LOST = -8,    /* the device fell off the bus or needs a reset */
 	E_VERSION = -9, /* version mismatch (driver vs library, struct version) */
-	E_USAGE = -10,	/* bad command-line or caller input */
+	E_USAGE = -10,  /* bad command-line or caller input */
 	E_NOTFOUND = -11,
 };
 
@@ -28,7 +28,10 @@ struct err {
 	char msg[256]; /* lowercase, no final full stop */
 };
 
-#define ERR_INIT { 0, "" }
+#define ERR_INIT      \
+	{             \
+		0, "" \
+	}
 
 /*
  * Record code and a printf-style message in err unless a message is already

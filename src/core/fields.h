@@ -38,9 +38,9 @@ enum gpu_field {
 	GF_TEMP_MEM_MAX,
 	GF_FAN, /* percent of maximum */
 	/* power, watts; energy, joules */
-	GF_POWER_DRAW,	    /* averaged over about 1 s on recent GPUs */
+	GF_POWER_DRAW,      /* averaged over about 1 s on recent GPUs */
 	GF_POWER_INSTANT,   /* instantaneous */
-	GF_POWER_LIMIT,	    /* enforced limit */
+	GF_POWER_LIMIT,     /* enforced limit */
 	GF_POWER_LIMIT_SET, /* power management limit set by software */
 	GF_POWER_LIMIT_DEFAULT,
 	GF_POWER_LIMIT_MIN,
@@ -55,8 +55,8 @@ enum gpu_field {
 	GF_CLOCK_MAX_SM,
 	GF_CLOCK_MAX_MEM,
 	GF_CLOCK_MAX_VIDEO,
-	GF_PSTATE,		   /* 0 (P0, fastest) .. 15 */
-	GF_CLOCK_REASONS,	   /* bitmask, enum clock_reason */
+	GF_PSTATE,                  /* 0 (P0, fastest) .. 15 */
+	GF_CLOCK_REASONS,           /* bitmask, enum clock_reason */
 	GF_CLOCK_REASONS_SUPPORTED, /* bitmask */
 	/* PCIe */
 	GF_PCIE_GEN,
@@ -66,21 +66,21 @@ enum gpu_field {
 	GF_PCIE_WIDTH_MAX,
 	GF_PCIE_REPLAY, /* replay counter since reset */
 	/* modes */
-	GF_PERSISTENCE,	 /* bool */
+	GF_PERSISTENCE,  /* bool */
 	GF_COMPUTE_MODE, /* enum compute_mode */
-	GF_MIG_MODE,	 /* bool, current */
+	GF_MIG_MODE,     /* bool, current */
 	GF_MIG_MODE_PENDING,
 	GF_DISPLAY_MODE,   /* bool: a display can be attached */
 	GF_DISPLAY_ACTIVE, /* bool */
-	GF_ECC_MODE,	   /* bool, current */
+	GF_ECC_MODE,       /* bool, current */
 	GF_ECC_MODE_PENDING,
 	/* reliability, counts */
 	GF_ECC_CORR_VOLATILE,
 	GF_ECC_UNCORR_VOLATILE,
 	GF_ECC_CORR_AGGREGATE,
 	GF_ECC_UNCORR_AGGREGATE,
-	GF_RETIRED_SBE, /* pages retired for multiple single-bit errors */
-	GF_RETIRED_DBE, /* pages retired for double-bit errors */
+	GF_RETIRED_SBE,     /* pages retired for multiple single-bit errors */
+	GF_RETIRED_DBE,     /* pages retired for double-bit errors */
 	GF_RETIRED_PENDING, /* bool */
 	GF_REMAP_CORR,
 	GF_REMAP_UNCORR,
@@ -124,10 +124,10 @@ enum clock_reason {
 };
 
 struct field_info {
-	const char *key;	/* JSON key, unit in the name: "memory_used_bytes" */
+	const char *key; /* JSON key, unit in the name: "memory_used_bytes" */
 	enum field_kind kind;
 	unsigned char decimals; /* digits after the point worth printing */
-	const char *help;	/* one line: what it is */
+	const char *help;       /* one line: what it is */
 };
 
 /* Metadata of field f; f must be a valid enum gpu_field. */

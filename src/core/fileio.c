@@ -65,7 +65,8 @@ file_read(const char *root, const char *path, struct strbuf *sb, size_t cap, str
 				continue;
 			e = errno;
 			close(fd);
-			return err_set(err, errno_status(e), "cannot read '%s': %s", full, strerror(e));
+			return err_set(err, errno_status(e), "cannot read '%s': %s", full,
+			               strerror(e));
 		}
 		if (n == 0)
 			break;
@@ -108,7 +109,8 @@ file_read_u64(const char *root, const char *path, uint64_t *v, struct err *err)
 	errno = 0;
 	x = strtoull(line, &end, 0);
 	if (end == line || errno || (*end && *end != ' '))
-		return err_set(err, E_PARSE, "'%s' under '%s' is not a number: '%s'", path, root, line);
+		return err_set(err, E_PARSE, "'%s' under '%s' is not a number: '%s'", path, root,
+		               line);
 	*v = x;
 	return 0;
 }

@@ -25,11 +25,11 @@ enum gpu_vendor {
 
 enum dev_state {
 	DEV_OK = 0,
-	DEV_LOST,	    /* fell off the bus (GPU_IS_LOST) */
+	DEV_LOST,           /* fell off the bus (GPU_IS_LOST) */
 	DEV_RESET_REQUIRED, /* needs a GPU reset or reboot */
 	DEV_NOT_RESPONDING, /* did not answer before the deadline */
 	DEV_NO_PERMISSION,  /* cannot be opened by this user */
-	DEV_ERROR,	    /* any other failure; see state_msg */
+	DEV_ERROR,          /* any other failure; see state_msg */
 };
 
 /* A bitset wide enough for every enum gpu_field. */
@@ -38,7 +38,7 @@ struct field_set {
 };
 
 struct gpu_device {
-	unsigned index;	 /* the vendor's index (NVML index for NVIDIA) */
+	unsigned index; /* the vendor's index (NVML index for NVIDIA) */
 	enum gpu_vendor vendor;
 	enum dev_state state;
 	char state_msg[160]; /* why, when state is not DEV_OK */
@@ -49,12 +49,12 @@ struct gpu_device {
 	char serial[32];
 	char pci_bus_id[32]; /* "00000000:00:09.0", NVML's spelling */
 	char vbios[32];
-	char inforom[32];    /* InfoROM image version */
+	char inforom[32]; /* InfoROM image version */
 	char board_part[80];
-	char brand[32];	      /* "Tesla", "GeForce", ... */
-	char architecture[16]; /* "Hopper", ... */
-	char compute_cap[8];   /* "9.0" */
-	char driver[16];       /* kernel driver: "nvidia" */
+	char brand[32];         /* "Tesla", "GeForce", ... */
+	char architecture[16];  /* "Hopper", ... */
+	char compute_cap[8];    /* "9.0" */
+	char driver[16];        /* kernel driver: "nvidia" */
 	uint32_t pci_device_id; /* (device << 16) | vendor, 0 = unknown */
 	uint32_t pci_subsys_id;
 	unsigned pci_domain, pci_bus, pci_dev, pci_func;
@@ -77,50 +77,51 @@ enum proc_type {
 };
 
 enum proc_field {
-	PF_GPU_MEM,	/* bytes of GPU memory */
-	PF_SM_UTIL,	/* percent, over the last second */
-	PF_MEM_UTIL,	/* percent of memory-controller time */
+	PF_GPU_MEM,  /* bytes of GPU memory */
+	PF_SM_UTIL,  /* percent, over the last second */
+	PF_MEM_UTIL, /* percent of memory-controller time */
 	PF_ENC_UTIL,
 	PF_DEC_UTIL,
 	PF_GPU_INSTANCE, /* MIG GPU instance id */
 	PF_COMPUTE_INSTANCE,
 	PF_UID,
-	PF_NSPID,	/* pid inside its own (innermost) namespace */
-	PF_CPU_TIME,	/* seconds of CPU since it started */
+	PF_NSPID,       /* pid inside its own (innermost) namespace */
+	PF_CPU_TIME,    /* seconds of CPU since it started */
 	PF_CPU_PERCENT, /* over the window of the sample, or its lifetime */
-	PF_RSS,		/* bytes */
-	PF_START_TIME,	/* seconds since the epoch */
+	PF_RSS,         /* bytes */
+	PF_START_TIME,  /* seconds since the epoch */
 	PF__COUNT
 };
 
 enum proc_host {
 	PHOST_UNREAD = 0,  /* /proc not consulted */
-	PHOST_OK,	   /* all of it read */
-	PHOST_PARTIAL,	   /* some of /proc/<pid> could not be read */
+	PHOST_OK,          /* all of it read */
+	PHOST_PARTIAL,     /* some of /proc/<pid> could not be read */
 	PHOST_NOT_VISIBLE, /* the pid is not in our pid namespace (or hidden) */
 };
 
 struct gpu_proc {
-	unsigned dev; /* index into the snapshot's dev[] */
-	uint32_t pid; /* as the driver reports it (host pid namespace) */
+	unsigned dev;  /* index into the snapshot's dev[] */
+	uint32_t pid;  /* as the driver reports it (host pid namespace) */
 	unsigned type; /* enum proc_type bits */
 	double v[PF__COUNT];
 	uint32_t valid; /* bit (1 << enum proc_field) */
 	enum proc_host host;
-	char *user;	 /* owned; NULL = unknown */
-	char *name;	 /* owned; short command name */
-	char *cmdline;	 /* owned; arguments joined by spaces */
-	char *container; /* owned; container id (12 hex digits, as docker ps shows) */
-	const char *container_runtime; /* static: "docker", "containerd", "cri-o", "podman", "lxc", ... */
-	char *pod;	 /* owned; Kubernetes pod uid, when the cgroup names one */
-	char *cgroup;	 /* owned; the cgroup path it was found in */
-	uint64_t start_ticks; /* kernel start time, for telling reused pids apart */
+	char *user;                    /* owned; NULL = unknown */
+	char *name;                    /* owned; short command name */
+	char *cmdline;                 /* owned; arguments joined by spaces */
+	char *container;               /* owned; container id (12 hex digits, as docker ps shows) */
+	const char *container_runtime; /* static: "docker", "containerd", "cri-o", "podman", "lxc",
+	                                  ... */
+	char *pod;                     /* owned; Kubernetes pod uid, when the cgroup names one */
+	char *cgroup;                  /* owned; the cgroup path it was found in */
+	uint64_t start_ticks;          /* kernel start time, for telling reused pids apart */
 };
 
 struct nvidia_sysinfo {
 	char driver_version[80]; /* empty = unknown */
 	char nvml_version[80];
-	int cuda_version; /* 13010 means 13.1; 0 = unknown */
+	int cuda_version;  /* 13010 means 13.1; 0 = unknown */
 	char library[256]; /* path of the libnvidia-ml.so that was loaded */
 };
 
@@ -146,7 +147,8 @@ void gpu_snapshot_release(struct gpu_snapshot *s);
 struct gpu_device *gpu_snapshot_add_dev(struct gpu_snapshot *s);
 /* Append a zeroed process and return it (valid until the next append). */
 struct gpu_proc *gpu_snapshot_add_proc(struct gpu_snapshot *s);
-void gpu_snapshot_note(struct gpu_snapshot *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gpu_snapshot_note(struct gpu_snapshot *s, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 /* Sort processes by device, then pid. */
 void gpu_snapshot_sort_procs(struct gpu_snapshot *s);
 

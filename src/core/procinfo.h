@@ -27,23 +27,40 @@ void procinfo_free(struct procinfo_ctx *ctx);
 /*
  * Fill the host fields of p (p->pid is the pid the driver reported) and set
  * p->host. Returns 0, or E_NOTFOUND when the process no longer exists in a
- * pid namespace we can see all of (the caller drops it). A process that is
- * not visible from here (we run in another pid namespace, or /proc hides it)
- * returns 0 with p->host = PHOST_NOT_VISIBLE; one that is only partly
- * readable returns 0 with PHOST_PARTIAL and whatever could be read.
+ * pid namespace we can see all of, or exited while we read it (the caller
+ * drops it; p may then hold some strings, which gpu_proc_release() frees).
+ * A process that is not visible from here (we run in another pid namespace,
+ * or /proc hides it) returns 0 with p->host = PHOST_NOT_VISIBLE and p
+ * untouched otherwise: in a nested namespace a pid that exists here but
+ * holds no /dev/nvidia* file is taken for another process. One that is only
+ * partly readable, or whose files do not parse, returns 0 with
+ * PHOST_PARTIAL and whatever could be read. Strings p already holds are
+ * replaced when /proc gives a value for them. Each call is one sample for
+ * CPU %: its first sight of a process gives the lifetime average.
  */
 int procinfo_fill(struct procinfo_ctx *ctx, struct gpu_proc *p, struct err *err);
 
-/* procinfo_fill() every process of snap, dropping those that are gone. */
+/*
+ * procinfo_fill() every process of snap as one sample, dropping (releasing
+ * and compacting away) those that are gone; a process listed on two GPUs
+ * gets the same CPU %. The CPU history of processes this sample did not see
+ * is forgotten.
+ */
 void procinfo_enrich(struct procinfo_ctx *ctx, struct gpu_snapshot *snap);
 
 /*
- * Find the container of a process from the text of /proc/<pid>/cgroup.
- * On success returns true and writes the 12-hex-digit id to id, the runtime
- * ("docker", ...) to *runtime and the Kubernetes pod uid, if any, to pod
- * (else pod[0] = '\0'). Returns false for a process in no container.
+ * Find the container of a process from the text of /proc/<pid>/cgroup: the
+ * unified ("0::") line first, else the v1 lines in order; within a path the
+ * innermost container wins (a pod inside a kind node). On success returns
+ * true and writes the id to id (its first 12 hex digits; for LXC the
+ * container name cut to 12), the runtime to *runtime ("docker",
+ * "containerd", "cri-o", "podman", "lxc", or "kubernetes" for a bare id
+ * under a pod cgroup, whose path does not name the runtime) and the
+ * Kubernetes pod uid with dashes, if any, to pod (else pod[0] = '\0'); both
+ * are cut to their buffers. Returns false, with id[0] = pod[0] = '\0' and
+ * *runtime = NULL, for a process in no container (conmon monitors included).
  */
 bool procinfo_container(const char *cgroup_text, char *id, size_t id_size, const char **runtime,
-			char *pod, size_t pod_size);
+                        char *pod, size_t pod_size);
 
 #endif

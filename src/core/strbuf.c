@@ -134,3 +134,16 @@ strbuf_rtrim(struct strbuf *sb)
 	if (sb->alloc)
 		sb->buf[sb->len] = '\0';
 }
+
+char *
+str_copy(char *dst, size_t size, const char *src)
+{
+	size_t n;
+
+	if (!size)
+		return dst;
+	n = strnlen(src, size - 1);
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+	return dst;
+}

@@ -18,7 +18,10 @@ struct strbuf {
 };
 
 extern char strbuf_slopbuf[];
-#define STRBUF_INIT { 0, 0, strbuf_slopbuf }
+#define STRBUF_INIT                  \
+	{                            \
+		0, 0, strbuf_slopbuf \
+	}
 
 void strbuf_init(struct strbuf *sb, size_t hint);
 /* Free the contents; the strbuf is then empty and reusable. */
@@ -35,12 +38,24 @@ strbuf_reset(struct strbuf *sb)
 
 void strbuf_add(struct strbuf *sb, const void *data, size_t len);
 void strbuf_addstr(struct strbuf *sb, const char *s);
+static inline void
+strbuf_addbuf(struct strbuf *sb, const struct strbuf *other)
+{
+	strbuf_add(sb, other->buf, other->len);
+}
 void strbuf_addch(struct strbuf *sb, int c);
 /* Append c n times. */
 void strbuf_addchars(struct strbuf *sb, int c, size_t n);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+        __attribute__((format(printf, 2, 0)));
 /* Remove trailing whitespace. */
 void strbuf_rtrim(struct strbuf *sb);
+
+/*
+ * Copy src into dst of size bytes, cutting it if needed; dst is always
+ * NUL-terminated (when size > 0). Returns dst.
+ */
+char *str_copy(char *dst, size_t size, const char *src);
 
 #endif

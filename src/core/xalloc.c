@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void __attribute__((noreturn))
-oom(size_t n)
+static void __attribute__((noreturn)) oom(size_t n)
 {
 	fprintf(stderr, "gpuscope: fatal: out of memory allocating %zu bytes\n", n);
 	abort();

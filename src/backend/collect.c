@@ -1,0 +1,442 @@
+/*
+ * The collector: backends opened once, devices scanned once, then samples
+ * in which every selected device is read on its own thread against one
+ * deadline. A device whose thread is still inside the driver when the
+ * deadline passes is shown as not responding; its thread is left to finish
+ * on its own and the device is skipped until it has.
+ */
+#include "collect.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "../core/clock.h"
+#include "../core/config.h"
+#include "../core/err.h"
+#include "../core/fileio.h"
+#include "../core/gpu.h"
+#include "../core/procinfo.h"
+#include "../core/strbuf.h"
+#include "../core/xalloc.h"
+
+#define MAX_BACKENDS 8
+
+struct slot {
+	struct collector *c;
+	struct backend *be;
+	size_t base_index;        /* which device of c->base */
+	struct gpu_device dev;    /* the worker's copy */
+	struct gpu_snapshot part; /* its processes */
+	double now;
+	bool want_procs;
+	struct err err;
+	bool done;      /* guarded by c->mu */
+	bool abandoned; /* guarded by c->mu: nobody waits for it any more */
+};
+
+struct collector {
+	const struct gs_config *cfg;
+	struct backend *be[MAX_BACKENDS];
+	unsigned nr_be;
+	char **reasons; /* NULL-terminated */
+	size_t nr_reasons, alloc_reasons;
+	bool no_driver;
+	bool scanned;
+	struct gpu_snapshot base; /* identity and static fields from the scan */
+	bool *selected;
+	struct slot **busy; /* per base device: a worker that missed its deadline */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct procinfo_ctx *pi;
+};
+
+static void
+add_reason(struct collector *c, const char *msg)
+{
+	ALLOC_GROW(c->reasons, c->nr_reasons + 2, c->alloc_reasons);
+	c->reasons[c->nr_reasons++] = xstrdup(msg);
+	c->reasons[c->nr_reasons] = NULL;
+}
+
+int
+collector_open(const struct gs_config *cfg, struct collector **out, struct err *err)
+{
+	struct collector *c = xcalloc(1, sizeof(*c));
+	pthread_condattr_t ca;
+
+	(void)err;
+	c->cfg = cfg;
+	gpu_snapshot_init(&c->base);
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	ALLOC_GROW(c->reasons, 1, c->alloc_reasons);
+	c->reasons[0] = NULL;
+	for (size_t i = 0; backend_list[i] && c->nr_be < MAX_BACKENDS; i++) {
+		struct err e = ERR_INIT;
+		struct backend *be;
+
+		if (backend_open(backend_list[i], cfg, &be, &e) < 0) {
+			add_reason(c, e.msg[0] ? e.msg : backend_list[i]->name);
+			continue;
+		}
+		be->id = c->nr_be;
+		c->be[c->nr_be++] = be;
+	}
+	c->no_driver = c->nr_be == 0;
+	if (cfg->want_procs)
+		c->pi = procinfo_new(cfg);
+	*out = c;
+	return 0;
+}
+
+int
+collector_scan(struct collector *c, struct err *err)
+{
+	if (c->scanned)
+		return 0;
+	c->scanned = true;
+	c->base.simulated = c->cfg->simulated;
+	for (unsigned i = 0; i < c->nr_be; i++) {
+		struct err e = ERR_INIT;
+		size_t before = c->base.nr_dev;
+		int rc = backend_scan(c->be[i], &c->base, &e);
+
+		if (rc < 0 || c->base.nr_dev == before)
+			add_reason(c, e.msg[0] ? e.msg : "no GPU found");
+		if (rc < 0 && rc != E_NODEV)
+			err_set(err, rc, "%s", e.msg);
+	}
+	c->selected = xcalloc(c->base.nr_dev ? c->base.nr_dev : 1, sizeof(*c->selected));
+	c->busy = xcalloc(c->base.nr_dev ? c->base.nr_dev : 1, sizeof(*c->busy));
+	for (size_t i = 0; i < c->base.nr_dev; i++)
+		c->selected[i] = true;
+	return 0;
+}
+
+unsigned
+collector_count(const struct collector *c)
+{
+	return (unsigned)c->base.nr_dev;
+}
+
+const char *const *
+collector_reasons(const struct collector *c)
+{
+	return (const char *const *)c->reasons;
+}
+
+bool
+collector_no_driver(const struct collector *c)
+{
+	return c->no_driver;
+}
+
+/* Parse "[domain:]bus:dev[.fn]" (hex) into its parts. */
+static bool
+parse_bus_id(const char *s, unsigned long v[4])
+{
+	unsigned long part[4] = { 0 };
+	int n = 0;
+	char *end;
+
+	while (*s && n < 4) {
+		part[n++] = strtoul(s, &end, 16);
+		if (end == s)
+			return false;
+		s = end;
+		if (*s == ':' || *s == '.')
+			s++;
+		else if (*s)
+			return false;
+	}
+	if (n == 4) { /* domain:bus:dev.fn */
+		memcpy(v, part, sizeof(part));
+		return true;
+	}
+	if (n == 3) { /* bus:dev.fn, or domain:bus:dev without a function */
+		v[0] = 0, v[1] = part[0], v[2] = part[1], v[3] = part[2];
+		return true;
+	}
+	return false;
+}
+
+static bool
+match_id(const struct gpu_device *d, const char *id, bool *ambiguous_prefix)
+{
+	size_t len = strlen(id);
+	bool digits = len > 0;
+
+	*ambiguous_prefix = false;
+	for (size_t i = 0; i < len; i++)
+		digits &= isdigit((unsigned char)id[i]) != 0;
+	if (digits)
+		return strtoul(id, NULL, 10) == d->index;
+	if (!strncasecmp(id, "GPU-", 4) || !strncasecmp(id, "MIG-", 4)) {
+		*ambiguous_prefix = strlen(d->uuid) != len;
+		return d->uuid[0] && !strncasecmp(d->uuid, id, len);
+	}
+	if (strchr(id, ':') && d->pci_valid) {
+		unsigned long want[4], have[4];
+
+		if (!parse_bus_id(id, want) || !parse_bus_id(d->pci_bus_id, have))
+			return false;
+		return want[0] == have[0] && want[1] == have[1] && want[2] == have[2] &&
+		       want[3] == have[3];
+	}
+	return false;
+}
+
+int
+collector_select(struct collector *c, const char *ids, struct err *err)
+{
+	char *copy, *tok, *save = NULL;
+	int rc = 0;
+
+	collector_scan(c, NULL);
+	if (!ids || !*ids)
+		return 0;
+	for (size_t i = 0; i < c->base.nr_dev; i++)
+		c->selected[i] = false;
+	copy = xstrdup(ids);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t hits = 0, exact = 0, last = 0;
+
+		while (isspace((unsigned char)*tok))
+			tok++;
+		if (!*tok)
+			continue;
+		for (size_t i = 0; i < c->base.nr_dev; i++) {
+			bool prefix;
+
+			if (match_id(&c->base.dev[i], tok, &prefix)) {
+				hits++;
+				exact += !prefix;
+				last = i;
+			}
+		}
+		if (hits == 1 || (hits > 1 && exact == 1)) {
+			if (hits > 1)
+				for (size_t i = 0; i < c->base.nr_dev; i++) {
+					bool prefix;
+
+					if (match_id(&c->base.dev[i], tok, &prefix) && !prefix)
+						last = i;
+				}
+			c->selected[last] = true;
+			continue;
+		}
+		if (hits > 1)
+			rc = err_set(err, E_USAGE, "'%s' matches %zu GPUs: give more of the UUID",
+			             tok, hits);
+		else if (c->base.nr_dev)
+			rc = err_set(
+			        err, E_USAGE,
+			        "no GPU matches '%s' (give an index from 0 to %zu, a UUID or a PCI bus id)",
+			        tok, c->base.nr_dev - 1);
+		else
+			rc = err_set(err, E_USAGE, "no GPU matches '%s'", tok);
+		break;
+	}
+	free(copy);
+	return rc;
+}
+
+static void *
+worker(void *arg)
+{
+	struct slot *sl = arg;
+	struct collector *c = sl->c;
+	bool abandoned;
+
+	backend_read_device(sl->be, &sl->dev, &sl->err);
+	if (sl->want_procs && sl->dev.state == DEV_OK)
+		backend_read_procs(sl->be, &sl->dev, sl->now, &sl->part, &sl->err);
+	pthread_mutex_lock(&c->mu);
+	sl->done = true;
+	abandoned = sl->abandoned;
+	if (abandoned)
+		c->busy[sl->base_index] = NULL;
+	else
+		pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	if (abandoned) {
+		gpu_snapshot_release(&sl->part);
+		free(sl);
+	}
+	return NULL;
+}
+
+static void
+read_hostname(const struct gs_config *cfg, char *buf, size_t size)
+{
+	if (file_read_line(cfg->proc_root, "sys/kernel/hostname", buf, size, NULL) == 0 && *buf)
+		return;
+	if (gethostname(buf, size) < 0)
+		buf[0] = '\0';
+	buf[size - 1] = '\0';
+}
+
+static void
+not_responding(struct gpu_device *d, double timeout)
+{
+	d->state = DEV_NOT_RESPONDING;
+	snprintf(
+	        d->state_msg, sizeof(d->state_msg),
+	        "did not answer within %.1f s: the driver may be hung on this GPU (check the kernel log)",
+	        timeout);
+}
+
+int
+collector_sample(struct collector *c, struct gpu_snapshot *snap, unsigned flags, struct err *err)
+{
+	const struct gs_config *cfg = c->cfg;
+	struct slot **slots;
+	struct timespec ts;
+	double deadline;
+
+	collector_scan(c, err);
+	snap->time = clock_now(cfg);
+	read_hostname(cfg, snap->hostname, sizeof(snap->hostname));
+	snap->simulated = c->base.simulated || cfg->simulated;
+	snap->nvidia = c->base.nvidia;
+	slots = xcalloc(c->base.nr_dev ? c->base.nr_dev : 1, sizeof(*slots));
+
+	/* start a worker for every selected device that is free */
+	for (size_t i = 0; i < c->base.nr_dev; i++) {
+		struct slot *sl;
+		pthread_t t;
+
+		if (!c->selected[i] || c->busy[i])
+			continue;
+		sl = xcalloc(1, sizeof(*sl));
+		sl->c = c;
+		sl->be = c->be[c->base.dev[i].backend];
+		sl->base_index = i;
+		sl->dev = c->base.dev[i];
+		gpu_snapshot_init(&sl->part);
+		sl->now = snap->time;
+		sl->want_procs = (flags & COLLECT_PROCS) != 0;
+		slots[i] = sl;
+		if (pthread_create(&t, NULL, worker, sl) == 0)
+			pthread_detach(t);
+		else
+			worker(sl); /* no thread to be had: read it here */
+	}
+
+	/* wait for all of them, or the deadline */
+	deadline = clock_mono() + (cfg->timeout > 0 ? cfg->timeout : 5.0);
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		size_t pending = 0;
+
+		for (size_t i = 0; i < c->base.nr_dev; i++)
+			pending += slots[i] && !slots[i]->done;
+		if (!pending || clock_mono() >= deadline)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		{
+			double left = deadline - clock_mono();
+
+			if (left > 0.2)
+				left = 0.2;
+			ts.tv_sec += (time_t)left;
+			ts.tv_nsec += (long)((left - (double)(time_t)left) * 1e9);
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+		}
+		pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+	}
+	for (size_t i = 0; i < c->base.nr_dev; i++)
+		if (slots[i] && !slots[i]->done) {
+			slots[i]->abandoned = true;
+			c->busy[i] = slots[i];
+			slots[i] = NULL;
+		}
+	pthread_mutex_unlock(&c->mu);
+
+	/* assemble the snapshot in scan order */
+	for (size_t i = 0; i < c->base.nr_dev; i++) {
+		struct slot *sl = slots[i];
+		struct gpu_device *d;
+		size_t di;
+
+		if (!c->selected[i])
+			continue;
+		di = snap->nr_dev;
+		d = gpu_snapshot_add_dev(snap);
+		if (!sl) {
+			*d = c->base.dev[i];
+			not_responding(d, cfg->timeout);
+			continue;
+		}
+		*d = sl->dev;
+		/* a lost GPU stays lost: remember it for the next sample */
+		if (d->state == DEV_LOST || d->state == DEV_RESET_REQUIRED) {
+			c->base.dev[i].state = d->state;
+			str_copy(c->base.dev[i].state_msg, sizeof(c->base.dev[i].state_msg),
+			         d->state_msg);
+		}
+		if (sl->err.code && sl->err.msg[0])
+			gpu_snapshot_note(snap, "GPU %u: %s", d->index, sl->err.msg);
+		for (size_t k = 0; k < sl->part.nr_proc; k++) {
+			struct gpu_proc *p = gpu_snapshot_add_proc(snap);
+
+			*p = sl->part.proc[k]; /* moves the strings */
+			p->dev = (unsigned)di;
+		}
+		sl->part.nr_proc = 0;
+		gpu_snapshot_release(&sl->part);
+		free(sl);
+	}
+	free(slots);
+	for (size_t i = 0; i < c->base.nr_note; i++)
+		gpu_snapshot_note(snap, "%s", c->base.note[i]);
+	if ((flags & COLLECT_PROCS) && c->pi)
+		procinfo_enrich(c->pi, snap);
+	gpu_snapshot_sort_procs(snap);
+	return 0;
+}
+
+void
+collector_close(struct collector *c)
+{
+	bool running = false;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->mu);
+	for (size_t i = 0; i < c->base.nr_dev; i++)
+		running |= c->busy[i] != NULL;
+	pthread_mutex_unlock(&c->mu);
+	/*
+	 * A worker still inside the driver would use freed memory or a closed
+	 * library: leave everything as it is (the process is about to end).
+	 */
+	if (running)
+		return;
+	for (unsigned i = 0; i < c->nr_be; i++)
+		backend_close(c->be[i]);
+	for (size_t i = 0; i < c->nr_reasons; i++)
+		free(c->reasons[i]);
+	free(c->reasons);
+	free(c->selected);
+	free(c->busy);
+	procinfo_free(c->pi);
+	gpu_snapshot_release(&c->base);
+	pthread_cond_destroy(&c->cv);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}

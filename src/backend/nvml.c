@@ -1,0 +1,1262 @@
+/*
+ * NVIDIA GPUs through NVML, loaded at run time with dlopen: nothing of
+ * NVIDIA's is needed to build. Every symbol is optional and resolved newest
+ * version first; a missing symbol or NOT_SUPPORTED makes that field unknown
+ * and is remembered per device, so it is not asked again.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "backend.h"
+#include "nvml_abi.h"
+#include "pci.h"
+#include "../core/config.h"
+#include "../core/err.h"
+#include "../core/fileio.h"
+#include "../core/gpu.h"
+#include "../core/strbuf.h"
+#include "../core/xalloc.h"
+
+/*
+ * The entry points gpuscope calls. Each is NULL when the library lacks it.
+ */
+struct nvml_sym {
+	nvmlReturn_t (*init)(void);
+	nvmlReturn_t (*shutdown)(void);
+	const char *(*error_string)(nvmlReturn_t);
+	nvmlReturn_t (*driver_version)(char *, unsigned);
+	nvmlReturn_t (*nvml_version)(char *, unsigned);
+	nvmlReturn_t (*cuda_version)(int *);
+	nvmlReturn_t (*count)(unsigned *);
+	nvmlReturn_t (*handle_by_index)(unsigned, nvmlDevice_t *);
+	nvmlReturn_t (*name)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*uuid)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*serial)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*vbios)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*inforom)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*board_part)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*pci_info)(nvmlDevice_t, nvmlPciInfo_t *);
+	nvmlReturn_t (*brand)(nvmlDevice_t, nvmlBrandType_t *);
+	nvmlReturn_t (*architecture)(nvmlDevice_t, nvmlDeviceArchitecture_t *);
+	nvmlReturn_t (*compute_cap)(nvmlDevice_t, int *, int *);
+	nvmlReturn_t (*memory_v2)(nvmlDevice_t, nvmlMemory_v2_t *);
+	nvmlReturn_t (*memory_v1)(nvmlDevice_t, nvmlMemory_t *);
+	nvmlReturn_t (*bar1)(nvmlDevice_t, nvmlBAR1Memory_t *);
+	nvmlReturn_t (*utilization)(nvmlDevice_t, nvmlUtilization_t *);
+	nvmlReturn_t (*enc_util)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*dec_util)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*jpg_util)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*ofa_util)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*temperature)(nvmlDevice_t, nvmlTemperatureSensors_t, unsigned *);
+	nvmlReturn_t (*temp_threshold)(nvmlDevice_t, nvmlTemperatureThresholds_t, unsigned *);
+	nvmlReturn_t (*margin_temp)(nvmlDevice_t, nvmlMarginTemperature_v1_t *);
+	nvmlReturn_t (*field_values)(nvmlDevice_t, int, nvmlFieldValue_t *);
+	nvmlReturn_t (*fan)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*power_usage)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*power_enforced)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*power_mgmt_limit)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*power_default)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*power_constraints)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long *);
+	nvmlReturn_t (*clock)(nvmlDevice_t, nvmlClockType_t, unsigned *);
+	nvmlReturn_t (*max_clock)(nvmlDevice_t, nvmlClockType_t, unsigned *);
+	nvmlReturn_t (*pstate)(nvmlDevice_t, nvmlPstates_t *);
+	nvmlReturn_t (*reasons)(nvmlDevice_t, unsigned long long *);
+	nvmlReturn_t (*reasons_supported)(nvmlDevice_t, unsigned long long *);
+	nvmlReturn_t (*pcie_gen)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*pcie_gen_max)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*pcie_gen_dev_max)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*pcie_width)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*pcie_width_max)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*pcie_replay)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*persistence)(nvmlDevice_t, nvmlEnableState_t *);
+	nvmlReturn_t (*compute_mode)(nvmlDevice_t, nvmlComputeMode_t *);
+	nvmlReturn_t (*display_mode)(nvmlDevice_t, nvmlEnableState_t *);
+	nvmlReturn_t (*display_active)(nvmlDevice_t, nvmlEnableState_t *);
+	nvmlReturn_t (*mig_mode)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*ecc_mode)(nvmlDevice_t, nvmlEnableState_t *, nvmlEnableState_t *);
+	nvmlReturn_t (*ecc_total)(nvmlDevice_t, nvmlMemoryErrorType_t, nvmlEccCounterType_t,
+	                          unsigned long long *);
+	nvmlReturn_t (*retired_pages)(nvmlDevice_t, nvmlPageRetirementCause_t, unsigned *,
+	                              unsigned long long *);
+	nvmlReturn_t (*retired_pending)(nvmlDevice_t, nvmlEnableState_t *);
+	nvmlReturn_t (*remapped_rows)(nvmlDevice_t, unsigned *, unsigned *, unsigned *, unsigned *);
+	nvmlReturn_t (*encoder_stats)(nvmlDevice_t, unsigned *, unsigned *, unsigned *);
+	nvmlReturn_t (*procs[3])(nvmlDevice_t, unsigned *, void *); /* compute, graphics, MPS */
+	nvmlReturn_t (*proc_util)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned *,
+	                          unsigned long long);
+	void *detail_list;      /* only its presence matters */
+	void *cc_mem_size_info; /* only its presence matters */
+	const char *(*fake_scenario)(void);
+};
+
+/* One row per entry point: where it goes, and its names, newest first. */
+struct sym_row {
+	size_t off;
+	const char *names[4];
+};
+#define SYM(field, ...)                           \
+	{                                         \
+		offsetof(struct nvml_sym, field), \
+		{                                 \
+			__VA_ARGS__               \
+		}                                 \
+	}
+
+static const struct sym_row sym_rows[] = {
+	SYM(init, "nvmlInit_v2", "nvmlInit"),
+	SYM(shutdown, "nvmlShutdown"),
+	SYM(error_string, "nvmlErrorString"),
+	SYM(driver_version, "nvmlSystemGetDriverVersion"),
+	SYM(nvml_version, "nvmlSystemGetNVMLVersion"),
+	SYM(cuda_version, "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"),
+	SYM(count, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"),
+	SYM(handle_by_index, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"),
+	SYM(name, "nvmlDeviceGetName"),
+	SYM(uuid, "nvmlDeviceGetUUID"),
+	SYM(serial, "nvmlDeviceGetSerial"),
+	SYM(vbios, "nvmlDeviceGetVbiosVersion"),
+	SYM(inforom, "nvmlDeviceGetInforomImageVersion"),
+	SYM(board_part, "nvmlDeviceGetBoardPartNumber"),
+	/* all three versions fill the same nvmlPciInfo_t; _v3 fills busId right */
+	SYM(pci_info, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo"),
+	SYM(brand, "nvmlDeviceGetBrand"),
+	SYM(architecture, "nvmlDeviceGetArchitecture"),
+	SYM(compute_cap, "nvmlDeviceGetCudaComputeCapability"),
+	SYM(memory_v2, "nvmlDeviceGetMemoryInfo_v2"),
+	SYM(memory_v1, "nvmlDeviceGetMemoryInfo"),
+	SYM(bar1, "nvmlDeviceGetBAR1MemoryInfo"),
+	SYM(utilization, "nvmlDeviceGetUtilizationRates"),
+	SYM(enc_util, "nvmlDeviceGetEncoderUtilization"),
+	SYM(dec_util, "nvmlDeviceGetDecoderUtilization"),
+	SYM(jpg_util, "nvmlDeviceGetJpgUtilization"),
+	SYM(ofa_util, "nvmlDeviceGetOfaUtilization"),
+	SYM(temperature, "nvmlDeviceGetTemperature"),
+	SYM(temp_threshold, "nvmlDeviceGetTemperatureThreshold"),
+	SYM(margin_temp, "nvmlDeviceGetMarginTemperature"),
+	SYM(field_values, "nvmlDeviceGetFieldValues"),
+	SYM(fan, "nvmlDeviceGetFanSpeed"),
+	SYM(power_usage, "nvmlDeviceGetPowerUsage"),
+	SYM(power_enforced, "nvmlDeviceGetEnforcedPowerLimit"),
+	SYM(power_mgmt_limit, "nvmlDeviceGetPowerManagementLimit"),
+	SYM(power_default, "nvmlDeviceGetPowerManagementDefaultLimit"),
+	SYM(power_constraints, "nvmlDeviceGetPowerManagementLimitConstraints"),
+	SYM(energy, "nvmlDeviceGetTotalEnergyConsumption"),
+	SYM(clock, "nvmlDeviceGetClockInfo"),
+	SYM(max_clock, "nvmlDeviceGetMaxClockInfo"),
+	SYM(pstate, "nvmlDeviceGetPerformanceState"),
+	SYM(reasons, "nvmlDeviceGetCurrentClocksEventReasons",
+	    "nvmlDeviceGetCurrentClocksThrottleReasons"),
+	SYM(reasons_supported, "nvmlDeviceGetSupportedClocksEventReasons",
+	    "nvmlDeviceGetSupportedClocksThrottleReasons"),
+	SYM(pcie_gen, "nvmlDeviceGetCurrPcieLinkGeneration"),
+	SYM(pcie_gen_max, "nvmlDeviceGetMaxPcieLinkGeneration"),
+	SYM(pcie_gen_dev_max, "nvmlDeviceGetGpuMaxPcieLinkGeneration"),
+	SYM(pcie_width, "nvmlDeviceGetCurrPcieLinkWidth"),
+	SYM(pcie_width_max, "nvmlDeviceGetMaxPcieLinkWidth"),
+	SYM(pcie_replay, "nvmlDeviceGetPcieReplayCounter"),
+	SYM(persistence, "nvmlDeviceGetPersistenceMode"),
+	SYM(compute_mode, "nvmlDeviceGetComputeMode"),
+	SYM(display_mode, "nvmlDeviceGetDisplayMode"),
+	SYM(display_active, "nvmlDeviceGetDisplayActive"),
+	SYM(mig_mode, "nvmlDeviceGetMigMode"),
+	SYM(ecc_mode, "nvmlDeviceGetEccMode"),
+	SYM(ecc_total, "nvmlDeviceGetTotalEccErrors"),
+	SYM(retired_pages, "nvmlDeviceGetRetiredPages"),
+	SYM(retired_pending, "nvmlDeviceGetRetiredPagesPendingStatus"),
+	SYM(remapped_rows, "nvmlDeviceGetRemappedRows"),
+	SYM(encoder_stats, "nvmlDeviceGetEncoderStats"),
+	SYM(procs[0], "nvmlDeviceGetComputeRunningProcesses_v3",
+	    "nvmlDeviceGetComputeRunningProcesses_v2", "nvmlDeviceGetComputeRunningProcesses"),
+	SYM(procs[1], "nvmlDeviceGetGraphicsRunningProcesses_v3",
+	    "nvmlDeviceGetGraphicsRunningProcesses_v2", "nvmlDeviceGetGraphicsRunningProcesses"),
+	SYM(procs[2], "nvmlDeviceGetMPSComputeRunningProcesses_v3",
+	    "nvmlDeviceGetMPSComputeRunningProcesses_v2",
+	    "nvmlDeviceGetMPSComputeRunningProcesses"),
+	SYM(proc_util, "nvmlDeviceGetProcessUtilization"),
+	SYM(detail_list, "nvmlDeviceGetRunningProcessDetailList"),
+	SYM(cc_mem_size_info, "nvmlDeviceGetConfComputeMemSizeInfo"),
+	SYM(fake_scenario, "gpuscope_fake_nvml_scenario"),
+};
+
+/* Calls whose NOT_SUPPORTED answer is remembered per device. */
+enum nv_call {
+	NC_NONE = -1, /* not remembered */
+	NC_BAR1 = 0,
+	NC_UTIL,
+	NC_ENC,
+	NC_DEC,
+	NC_JPG,
+	NC_OFA,
+	NC_TEMP,
+	NC_MARGIN,
+	NC_FIELDS,
+	NC_FAN,
+	NC_POWER,
+	NC_POWER_ENF,
+	NC_POWER_MGMT,
+	NC_ENERGY,
+	NC_CLOCK_GR,
+	NC_CLOCK_SM,
+	NC_CLOCK_MEM,
+	NC_CLOCK_VIDEO,
+	NC_PSTATE,
+	NC_REASONS,
+	NC_PCIE_GEN,
+	NC_PCIE_WIDTH,
+	NC_PCIE_REPLAY,
+	NC_PERSIST,
+	NC_COMPUTE_MODE,
+	NC_DISPLAY_MODE,
+	NC_DISPLAY_ACTIVE,
+	NC_MIG,
+	NC_ECC_MODE,
+	NC_ECC_CV,
+	NC_ECC_UV,
+	NC_ECC_CA,
+	NC_ECC_UA,
+	NC_RETIRED_SBE,
+	NC_RETIRED_DBE,
+	NC_RETIRED_PENDING,
+	NC_REMAP,
+	NC_ENC_STATS,
+	NC_PROC_UTIL,
+	NC_MEM_V2,
+	NC_PROCS0,
+	NC_PROCS1,
+	NC_PROCS2,
+	NC__COUNT
+};
+
+struct nvml_dev {
+	nvmlDevice_t h;
+	uint64_t nosup;          /* bit (1 << enum nv_call): answered NOT_SUPPORTED before */
+	unsigned proc_stride[3]; /* bytes per entry of each process list; 0 = not yet known */
+	double mem_total;        /* for sanity checks of process entries */
+};
+_Static_assert(NC__COUNT <= 64, "nosup bits");
+
+struct nvml {
+	struct backend base;
+	const struct gs_config *cfg;
+	void *dl;
+	struct nvml_sym s;
+	unsigned ver[ARRAY_SIZE(sym_rows)]; /* which name of each row resolved (0 = newest) */
+	char path[PATH_MAX];
+	struct nvml_dev *dev;
+	unsigned nr_dev;
+};
+
+static const char *
+nv_errstr(const struct nvml *nv, nvmlReturn_t r)
+{
+	static __thread char buf[32];
+	const char *s = nv->s.error_string ? nv->s.error_string(r) : NULL;
+
+	if (s && *s)
+		return s;
+	snprintf(buf, sizeof(buf), "NVML error %u", r);
+	return buf;
+}
+
+/* True when path is (or resolves to) the CUDA toolkit's link-time stub. */
+static bool
+is_cuda_stub(const char *path)
+{
+	char real[PATH_MAX];
+	const char *p = realpath(path, real) ? real : path;
+
+	return strstr(p, "/stubs/") || strstr(path, "/stubs/");
+}
+
+static void
+resolve(struct nvml *nv)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(sym_rows); i++) {
+		void *fn = NULL;
+		unsigned v;
+
+		for (v = 0; v < ARRAY_SIZE(sym_rows[i].names) && sym_rows[i].names[v]; v++) {
+			fn = dlsym(nv->dl, sym_rows[i].names[v]);
+			if (fn)
+				break;
+		}
+		/* storing an object pointer into a function pointer slot is what dlsym is for */
+		memcpy((char *)&nv->s + sym_rows[i].off, &fn, sizeof(fn));
+		nv->ver[i] = fn ? v : 0;
+	}
+}
+
+static unsigned
+sym_version(const struct nvml *nv, size_t off)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(sym_rows); i++)
+		if (sym_rows[i].off == off)
+			return nv->ver[i];
+	return 0;
+}
+
+/*
+ * dlopen the library: GPUSCOPE_NVML when set, else libnvidia-ml.so.1 from
+ * the loader's search path, else the usual install directories. The CUDA
+ * toolkit's stub is refused wherever it turns up.
+ */
+static int
+load_library(struct nvml *nv, struct err *err)
+{
+	static const char *const fallbacks[] = {
+		"/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+		"/usr/lib64/libnvidia-ml.so.1",
+		"/usr/lib/aarch64-linux-gnu/libnvidia-ml.so.1",
+		"/usr/lib/libnvidia-ml.so.1",
+		"/usr/lib/wsl/lib/libnvidia-ml.so.1",
+		"/usr/local/nvidia/lib64/libnvidia-ml.so.1",
+	};
+	struct strbuf why = STRBUF_INIT;
+	const char *cand[ARRAY_SIZE(fallbacks) + 1];
+	size_t nr = 0;
+	int rc = E_NODEV;
+
+	if (nv->cfg->nvml_path) {
+		cand[nr++] = nv->cfg->nvml_path;
+	} else {
+		cand[nr++] = "libnvidia-ml.so.1";
+		for (size_t i = 0; i < ARRAY_SIZE(fallbacks); i++)
+			cand[nr++] = fallbacks[i];
+	}
+	for (size_t i = 0; i < nr; i++) {
+		struct link_map *lm = NULL;
+		void *dl = dlopen(cand[i], RTLD_NOW | RTLD_LOCAL);
+		const char *where;
+
+		if (!dl) {
+			if (i == 0 && nv->cfg->nvml_path)
+				strbuf_addf(&why, "cannot load '%s' (named by GPUSCOPE_NVML): %s",
+				            cand[i], dlerror());
+			continue;
+		}
+		where = (dlinfo(dl, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && *lm->l_name)
+		                ? lm->l_name
+		                : cand[i];
+		if (is_cuda_stub(where)) {
+			if (!why.len)
+				strbuf_addf(
+				        &why,
+				        "'%s' is the CUDA toolkit's link-time stub, not the driver's library: remove its directory from LD_LIBRARY_PATH and the loader cache",
+				        where);
+			dlclose(dl);
+			continue;
+		}
+		nv->dl = dl;
+		snprintf(nv->path, sizeof(nv->path), "%s", where);
+		rc = 0;
+		break;
+	}
+	if (rc < 0) {
+		if (!why.len) {
+			strbuf_addstr(
+			        &why,
+			        "the NVIDIA driver library libnvidia-ml.so.1 is not installed");
+			if (pci_explain(nv->cfg->sysfs_root, PCI_VENDOR_NVIDIA, "NVIDIA", "nvidia",
+			                &why))
+				strbuf_addstr(
+				        &why,
+				        " (install the NVIDIA driver, or set GPUSCOPE_NVML to its libnvidia-ml.so.1)");
+		}
+		err_set(err, rc, "nvml: %s", why.buf);
+	}
+	strbuf_release(&why);
+	return rc;
+}
+
+/* "590.48.01" from /proc/driver/nvidia/version, or "" */
+static void
+kernel_module_version(const struct gs_config *cfg, char *buf, size_t size)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p;
+
+	buf[0] = '\0';
+	if (file_read(cfg->proc_root, "driver/nvidia/version", &sb, 4096, NULL) < 0)
+		goto out;
+	/* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  590.48.01  Tue ..." */
+	p = strstr(sb.buf, "Kernel Module");
+	if (p) {
+		p += strlen("Kernel Module");
+		while (*p == ' ')
+			p++;
+		snprintf(buf, size, "%.*s", (int)strcspn(p, " \n"), p);
+	}
+out:
+	strbuf_release(&sb);
+}
+
+/* the driver version in the library's file name: libnvidia-ml.so.590.48.01 */
+static void
+library_version(const char *path, char *buf, size_t size)
+{
+	char real[PATH_MAX];
+	const char *p = realpath(path, real) ? real : path;
+	const char *v = strstr(p, ".so.");
+
+	buf[0] = '\0';
+	if (v && strchr(v + 4, '.'))
+		snprintf(buf, size, "%s", v + 4);
+}
+
+static int
+init_error(struct nvml *nv, nvmlReturn_t r, struct err *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char kver[64], lver[64];
+	int rc = E_NODEV;
+
+	switch (r) {
+	case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+		kernel_module_version(nv->cfg, kver, sizeof(kver));
+		library_version(nv->path, lver, sizeof(lver));
+		strbuf_addstr(&sb, "the NVIDIA kernel module");
+		if (*kver)
+			strbuf_addf(&sb, " (%s)", kver);
+		strbuf_addstr(&sb, " does not match the driver library");
+		if (*lver)
+			strbuf_addf(&sb, " (%s)", lver);
+		strbuf_addstr(
+		        &sb,
+		        ", as after a driver upgrade without a reboot: reboot, or unload and reload the nvidia kernel modules");
+		rc = E_VERSION;
+		break;
+	case NVML_ERROR_DRIVER_NOT_LOADED:
+		strbuf_addstr(&sb, "the NVIDIA kernel driver is not loaded");
+		pci_explain(nv->cfg->sysfs_root, PCI_VENDOR_NVIDIA, "NVIDIA", "nvidia", &sb);
+		strbuf_addstr(
+		        &sb,
+		        " (load it with 'sudo modprobe nvidia', or reinstall the driver for this kernel)");
+		break;
+	case NVML_ERROR_NO_PERMISSION:
+		strbuf_addstr(
+		        &sb,
+		        "no permission to open the NVIDIA device files: check 'ls -l /dev/nvidia*' and add this user to the group that owns them (in a container, pass the devices in)");
+		rc = E_PERM;
+		break;
+	case NVML_ERROR_LIBRARY_NOT_FOUND:
+		strbuf_addf(&sb,
+		            "'%s' cannot find the rest of the driver: reinstall the NVIDIA driver",
+		            nv->path);
+		break;
+	default:
+		strbuf_addf(
+		        &sb,
+		        "NVML failed to initialise: %s (in a container, a 'systemctl daemon-reload' on the host can revoke GPU access: restart the container)",
+		        nv_errstr(nv, r));
+		rc = E_IO;
+		break;
+	}
+	err_set(err, rc, "nvml: %s", sb.buf);
+	strbuf_release(&sb);
+	return rc;
+}
+
+static void
+nvml_close(struct backend *be)
+{
+	struct nvml *nv = container_of(be, struct nvml, base);
+
+	if (nv->s.shutdown)
+		nv->s.shutdown();
+	if (nv->dl)
+		dlclose(nv->dl);
+	free(nv->dev);
+	free(nv);
+}
+
+static int
+nvml_open(const struct gs_config *cfg, struct backend **out, struct err *err)
+{
+	struct nvml *nv = xcalloc(1, sizeof(*nv));
+	nvmlReturn_t r;
+	int rc;
+
+	nv->cfg = cfg;
+	rc = load_library(nv, err);
+	if (rc < 0)
+		goto fail;
+	resolve(nv);
+	if (!nv->s.init) {
+		rc = err_set(err, E_NODEV, "nvml: '%s' has no nvmlInit: it is not an NVML library",
+		             nv->path);
+		goto fail;
+	}
+	r = nv->s.init();
+	if (r != NVML_SUCCESS) {
+		nv->s.shutdown = NULL; /* nothing to shut down */
+		rc = init_error(nv, r, err);
+		goto fail;
+	}
+	*out = &nv->base;
+	return 0;
+fail:
+	nvml_close(&nv->base);
+	return rc;
+}
+
+/* ---- reading one device ---- */
+
+struct rd {
+	struct nvml *nv;
+	struct nvml_dev *nd;
+	struct gpu_device *dev;
+	bool lost;
+};
+
+/*
+ * Whether call c may be made: the function exists, the device has not said
+ * NOT_SUPPORTED before, and the device is not lost.
+ */
+static bool
+can(struct rd *rd, const void *fn, enum nv_call c)
+{
+	return fn && !rd->lost && (c == NC_NONE || !(rd->nd->nosup >> c & 1));
+}
+
+/* Digest a return code: true on success; remembers NOT_SUPPORTED; notes a lost GPU. */
+static bool
+got(struct rd *rd, enum nv_call c, nvmlReturn_t r)
+{
+	switch (r) {
+	case NVML_SUCCESS:
+		return true;
+	case NVML_ERROR_NOT_SUPPORTED:
+	case NVML_ERROR_FUNCTION_NOT_FOUND:
+		if (c != NC_NONE)
+			rd->nd->nosup |= (uint64_t)1 << c;
+		return false;
+	case NVML_ERROR_GPU_IS_LOST:
+		rd->lost = true;
+		rd->dev->state = DEV_LOST;
+		snprintf(
+		        rd->dev->state_msg, sizeof(rd->dev->state_msg),
+		        "GPU is lost (fallen off the bus): reboot, then check its power, PCIe slot and kernel log");
+		return false;
+	case NVML_ERROR_RESET_REQUIRED:
+		rd->lost = true;
+		rd->dev->state = DEV_RESET_REQUIRED;
+		snprintf(
+		        rd->dev->state_msg, sizeof(rd->dev->state_msg),
+		        "GPU requires a reset: stop its processes and run 'nvidia-smi -r', or reboot");
+		return false;
+	default:
+		return false;
+	}
+}
+
+/* uint result of a call with no per-device memory (static reads) */
+#define RD_U(rd, fn, c, field, scale, ...)                                              \
+	do {                                                                            \
+		unsigned rd_u_;                                                         \
+		if (can((rd), (rd)->nv->s.fn, (c)) &&                                   \
+		    got((rd), (c), (rd)->nv->s.fn((rd)->nd->h, ##__VA_ARGS__, &rd_u_))) \
+			dev_set((rd)->dev, (field), (double)rd_u_ *(scale));            \
+	} while (0)
+
+static const char *
+brand_name(unsigned b)
+{
+	static const char *const names[] = {
+		"Unknown",    "Quadro",     "Tesla",      "NVS",
+		"GRID",       "GeForce",    "Titan",      "NVIDIA vApps",
+		"NVIDIA VPC", "NVIDIA VCS", "NVIDIA VWS", "NVIDIA Cloud Gaming",
+		"Quadro RTX", "NVIDIA RTX", "NVIDIA",     "GeForce RTX",
+		"Titan RTX",
+	};
+
+	return b < ARRAY_SIZE(names) ? names[b] : "Unknown";
+}
+
+static const char *
+arch_name(unsigned a)
+{
+	switch (a) {
+	case NVML_DEVICE_ARCH_KEPLER:
+		return "Kepler";
+	case NVML_DEVICE_ARCH_MAXWELL:
+		return "Maxwell";
+	case NVML_DEVICE_ARCH_PASCAL:
+		return "Pascal";
+	case NVML_DEVICE_ARCH_VOLTA:
+		return "Volta";
+	case NVML_DEVICE_ARCH_TURING:
+		return "Turing";
+	case NVML_DEVICE_ARCH_AMPERE:
+		return "Ampere";
+	case NVML_DEVICE_ARCH_ADA:
+		return "Ada Lovelace";
+	case NVML_DEVICE_ARCH_HOPPER:
+		return "Hopper";
+	case NVML_DEVICE_ARCH_BLACKWELL:
+		return "Blackwell";
+	case NVML_DEVICE_ARCH_T23X:
+		return "Orin";
+	case NVML_DEVICE_ARCH_RUBIN:
+		return "Rubin";
+	}
+	return "";
+}
+
+static void
+read_string(struct rd *rd, nvmlReturn_t (*fn)(nvmlDevice_t, char *, unsigned), char *dst,
+            size_t size)
+{
+	char buf[128];
+
+	if (!fn || rd->lost)
+		return;
+	memset(buf, 0, sizeof(buf));
+	if (got(rd, NC_NONE, fn(rd->nd->h, buf, sizeof(buf)))) {
+		buf[sizeof(buf) - 1] = '\0';
+		str_copy(dst, size, buf);
+	}
+}
+
+/* identity and static properties, read once at scan */
+static void
+read_static(struct rd *rd)
+{
+	struct nvml_sym *s = &rd->nv->s;
+	struct gpu_device *d = rd->dev;
+	nvmlPciInfo_t pci;
+	unsigned u, v;
+	int major, minor;
+
+	read_string(rd, s->name, d->name, sizeof(d->name));
+	read_string(rd, s->uuid, d->uuid, sizeof(d->uuid));
+	read_string(rd, s->serial, d->serial, sizeof(d->serial));
+	read_string(rd, s->vbios, d->vbios, sizeof(d->vbios));
+	read_string(rd, s->inforom, d->inforom, sizeof(d->inforom));
+	read_string(rd, s->board_part, d->board_part, sizeof(d->board_part));
+	memset(&pci, 0, sizeof(pci));
+	if (s->pci_info && !rd->lost && got(rd, NC_NONE, s->pci_info(rd->nd->h, &pci))) {
+		pci.busId[sizeof(pci.busId) - 1] = '\0';
+		pci.busIdLegacy[sizeof(pci.busIdLegacy) - 1] = '\0';
+		str_copy(d->pci_bus_id, sizeof(d->pci_bus_id),
+		         pci.busId[0] ? pci.busId : pci.busIdLegacy);
+		d->pci_domain = pci.domain;
+		d->pci_bus = pci.bus;
+		d->pci_dev = pci.device;
+		d->pci_device_id = pci.pciDeviceId;
+		d->pci_subsys_id = pci.pciSubSystemId;
+		d->pci_valid = true;
+	}
+	if (s->brand && !rd->lost && got(rd, NC_NONE, s->brand(rd->nd->h, &u)))
+		str_copy(d->brand, sizeof(d->brand), brand_name(u));
+	if (s->architecture && !rd->lost && got(rd, NC_NONE, s->architecture(rd->nd->h, &u)))
+		str_copy(d->architecture, sizeof(d->architecture), arch_name(u));
+	if (s->compute_cap && !rd->lost &&
+	    got(rd, NC_NONE, s->compute_cap(rd->nd->h, &major, &minor)) && major >= 0 &&
+	    major < 100 && minor >= 0 && minor < 100)
+		snprintf(d->compute_cap, sizeof(d->compute_cap), "%d.%d", major, minor);
+
+	RD_U(rd, max_clock, NC_NONE, GF_CLOCK_MAX_GRAPHICS, 1, NVML_CLOCK_GRAPHICS);
+	RD_U(rd, max_clock, NC_NONE, GF_CLOCK_MAX_SM, 1, NVML_CLOCK_SM);
+	RD_U(rd, max_clock, NC_NONE, GF_CLOCK_MAX_MEM, 1, NVML_CLOCK_MEM);
+	RD_U(rd, max_clock, NC_NONE, GF_CLOCK_MAX_VIDEO, 1, NVML_CLOCK_VIDEO);
+	RD_U(rd, temp_threshold, NC_NONE, GF_TEMP_SLOWDOWN, 1, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN);
+	RD_U(rd, temp_threshold, NC_NONE, GF_TEMP_SHUTDOWN, 1, NVML_TEMPERATURE_THRESHOLD_SHUTDOWN);
+	RD_U(rd, temp_threshold, NC_NONE, GF_TEMP_GPU_MAX, 1, NVML_TEMPERATURE_THRESHOLD_GPU_MAX);
+	RD_U(rd, temp_threshold, NC_NONE, GF_TEMP_MEM_MAX, 1, NVML_TEMPERATURE_THRESHOLD_MEM_MAX);
+	RD_U(rd, power_default, NC_NONE, GF_POWER_LIMIT_DEFAULT, 1e-3);
+	if (s->power_constraints && !rd->lost &&
+	    got(rd, NC_NONE, s->power_constraints(rd->nd->h, &u, &v))) {
+		dev_set(d, GF_POWER_LIMIT_MIN, u * 1e-3);
+		dev_set(d, GF_POWER_LIMIT_MAX, v * 1e-3);
+	}
+	RD_U(rd, pcie_gen_max, NC_NONE, GF_PCIE_GEN_MAX, 1);
+	RD_U(rd, pcie_gen_dev_max, NC_NONE, GF_PCIE_GEN_DEV_MAX, 1);
+	RD_U(rd, pcie_width_max, NC_NONE, GF_PCIE_WIDTH_MAX, 1);
+	if (s->reasons_supported && !rd->lost) {
+		unsigned long long m;
+
+		if (got(rd, NC_NONE, s->reasons_supported(rd->nd->h, &m)))
+			dev_set(d, GF_CLOCK_REASONS_SUPPORTED, (double)(m & 0xFFFFFFFFFFFFFULL));
+	}
+}
+
+static void
+read_memory(struct rd *rd)
+{
+	struct nvml_sym *s = &rd->nv->s;
+	struct gpu_device *d = rd->dev;
+
+	if (can(rd, s->memory_v2, NC_MEM_V2)) {
+		nvmlMemory_v2_t m;
+		nvmlReturn_t r;
+
+		memset(&m, 0, sizeof(m));
+		m.version = nvmlMemory_v2;
+		r = s->memory_v2(rd->nd->h, &m);
+		if (r == NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
+			rd->nd->nosup |= (uint64_t)1 << NC_MEM_V2;
+		if (got(rd, NC_MEM_V2, r)) {
+			dev_set(d, GF_MEM_TOTAL, (double)m.total);
+			dev_set(d, GF_MEM_RESERVED, (double)m.reserved);
+			dev_set(d, GF_MEM_USED, (double)m.used);
+			dev_set(d, GF_MEM_FREE, (double)m.free);
+			str_copy(d->mem_source, sizeof(d->mem_source), "v2");
+			rd->nd->mem_total = (double)m.total;
+			return;
+		}
+	}
+	if (s->memory_v1 && !rd->lost) {
+		nvmlMemory_t m;
+
+		memset(&m, 0, sizeof(m));
+		if (got(rd, NC_NONE, s->memory_v1(rd->nd->h, &m))) {
+			/* the old call counts driver-reserved memory as used */
+			dev_set(d, GF_MEM_TOTAL, (double)m.total);
+			dev_set(d, GF_MEM_USED, (double)m.used);
+			dev_set(d, GF_MEM_FREE, (double)m.free);
+			str_copy(d->mem_source, sizeof(d->mem_source), "v1");
+			rd->nd->mem_total = (double)m.total;
+		}
+	}
+}
+
+static void
+read_fields(struct rd *rd)
+{
+	nvmlFieldValue_t fv[2];
+
+	if (!can(rd, rd->nv->s.field_values, NC_FIELDS))
+		return;
+	memset(fv, 0, sizeof(fv));
+	fv[0].fieldId = NVML_FI_DEV_MEMORY_TEMP;
+	fv[1].fieldId = NVML_FI_DEV_POWER_INSTANT;
+	if (!got(rd, NC_FIELDS, rd->nv->s.field_values(rd->nd->h, 2, fv)))
+		return;
+	for (int i = 0; i < 2; i++) {
+		double v;
+
+		if (fv[i].nvmlReturn != NVML_SUCCESS)
+			continue;
+		switch (fv[i].valueType) {
+		case NVML_VALUE_TYPE_DOUBLE:
+			v = fv[i].value.dVal;
+			break;
+		case NVML_VALUE_TYPE_UNSIGNED_INT:
+			v = fv[i].value.uiVal;
+			break;
+		case NVML_VALUE_TYPE_UNSIGNED_LONG:
+			v = (double)fv[i].value.ulVal;
+			break;
+		case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+			v = (double)fv[i].value.ullVal;
+			break;
+		case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+			v = (double)fv[i].value.sllVal;
+			break;
+		case NVML_VALUE_TYPE_SIGNED_INT:
+			v = fv[i].value.siVal;
+			break;
+		case NVML_VALUE_TYPE_UNSIGNED_SHORT:
+			v = fv[i].value.usVal;
+			break;
+		default:
+			continue;
+		}
+		if (fv[i].fieldId == NVML_FI_DEV_MEMORY_TEMP && v > 0 && v < 200)
+			dev_set(rd->dev, GF_TEMP_MEM, v);
+		else if (fv[i].fieldId == NVML_FI_DEV_POWER_INSTANT)
+			dev_set(rd->dev, GF_POWER_INSTANT, v * 1e-3);
+	}
+}
+
+static void
+read_ecc(struct rd *rd)
+{
+	static const struct {
+		enum nv_call c;
+		unsigned type, counter;
+		enum gpu_field f;
+	} ecc[] = {
+		{ NC_ECC_CV, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC,
+		  GF_ECC_CORR_VOLATILE },
+		{ NC_ECC_UV, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC,
+		  GF_ECC_UNCORR_VOLATILE },
+		{ NC_ECC_CA, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC,
+		  GF_ECC_CORR_AGGREGATE },
+		{ NC_ECC_UA, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC,
+		  GF_ECC_UNCORR_AGGREGATE },
+	};
+	struct nvml_sym *s = &rd->nv->s;
+	unsigned a, b, c, d;
+
+	for (size_t i = 0; i < ARRAY_SIZE(ecc); i++) {
+		unsigned long long n;
+
+		if (can(rd, s->ecc_total, ecc[i].c) &&
+		    got(rd, ecc[i].c, s->ecc_total(rd->nd->h, ecc[i].type, ecc[i].counter, &n)))
+			dev_set(rd->dev, ecc[i].f, (double)n);
+	}
+	for (unsigned cause = 0; cause < 2; cause++) {
+		enum nv_call call = cause ? NC_RETIRED_DBE : NC_RETIRED_SBE;
+		unsigned n = 0;
+		nvmlReturn_t r;
+
+		if (!can(rd, s->retired_pages, call))
+			continue;
+		/* the count alone: the two-call pattern's first call */
+		r = s->retired_pages(rd->nd->h, cause, &n, NULL);
+		if (r == NVML_ERROR_INSUFFICIENT_SIZE)
+			r = NVML_SUCCESS;
+		if (got(rd, call, r))
+			dev_set(rd->dev, cause ? GF_RETIRED_DBE : GF_RETIRED_SBE, n);
+	}
+	if (can(rd, s->retired_pending, NC_RETIRED_PENDING) &&
+	    got(rd, NC_RETIRED_PENDING, s->retired_pending(rd->nd->h, &a)))
+		dev_set(rd->dev, GF_RETIRED_PENDING, a != 0);
+	if (can(rd, s->remapped_rows, NC_REMAP) &&
+	    got(rd, NC_REMAP, s->remapped_rows(rd->nd->h, &a, &b, &c, &d))) {
+		dev_set(rd->dev, GF_REMAP_CORR, a);
+		dev_set(rd->dev, GF_REMAP_UNCORR, b);
+		dev_set(rd->dev, GF_REMAP_PENDING, c != 0);
+		dev_set(rd->dev, GF_REMAP_FAILURE, d != 0);
+	}
+}
+
+static void
+read_dynamic(struct rd *rd)
+{
+	struct nvml_sym *s = &rd->nv->s;
+	struct gpu_device *d = rd->dev;
+	nvmlUtilization_t ut;
+	unsigned a, b, c;
+	unsigned long long ull;
+	nvmlMarginTemperature_v1_t mt;
+
+	read_memory(rd);
+	if (can(rd, s->bar1, NC_BAR1)) {
+		nvmlBAR1Memory_t bar;
+
+		if (got(rd, NC_BAR1, s->bar1(rd->nd->h, &bar))) {
+			dev_set(d, GF_BAR1_TOTAL, (double)bar.bar1Total);
+			dev_set(d, GF_BAR1_USED, (double)bar.bar1Used);
+		}
+	}
+	if (can(rd, s->utilization, NC_UTIL) && got(rd, NC_UTIL, s->utilization(rd->nd->h, &ut)) &&
+	    ut.gpu <= 100 && ut.memory <= 100) {
+		dev_set(d, GF_UTIL_GPU, ut.gpu);
+		dev_set(d, GF_UTIL_MEM, ut.memory);
+	}
+	if (can(rd, s->enc_util, NC_ENC) && got(rd, NC_ENC, s->enc_util(rd->nd->h, &a, &b)) &&
+	    a <= 100)
+		dev_set(d, GF_UTIL_ENC, a);
+	if (can(rd, s->dec_util, NC_DEC) && got(rd, NC_DEC, s->dec_util(rd->nd->h, &a, &b)) &&
+	    a <= 100)
+		dev_set(d, GF_UTIL_DEC, a);
+	if (can(rd, s->jpg_util, NC_JPG) && got(rd, NC_JPG, s->jpg_util(rd->nd->h, &a, &b)) &&
+	    a <= 100)
+		dev_set(d, GF_UTIL_JPEG, a);
+	if (can(rd, s->ofa_util, NC_OFA) && got(rd, NC_OFA, s->ofa_util(rd->nd->h, &a, &b)) &&
+	    a <= 100)
+		dev_set(d, GF_UTIL_OFA, a);
+	RD_U(rd, temperature, NC_TEMP, GF_TEMP_GPU, 1, NVML_TEMPERATURE_GPU);
+	memset(&mt, 0, sizeof(mt));
+	mt.version = nvmlMarginTemperature_v1;
+	if (can(rd, s->margin_temp, NC_MARGIN) &&
+	    got(rd, NC_MARGIN, s->margin_temp(rd->nd->h, &mt)))
+		dev_set(d, GF_TEMP_MARGIN, mt.marginTemperature);
+	read_fields(rd);
+	RD_U(rd, fan, NC_FAN, GF_FAN, 1);
+	RD_U(rd, power_usage, NC_POWER, GF_POWER_DRAW, 1e-3);
+	RD_U(rd, power_enforced, NC_POWER_ENF, GF_POWER_LIMIT, 1e-3);
+	RD_U(rd, power_mgmt_limit, NC_POWER_MGMT, GF_POWER_LIMIT_SET, 1e-3);
+	if (can(rd, s->energy, NC_ENERGY) && got(rd, NC_ENERGY, s->energy(rd->nd->h, &ull)))
+		dev_set(d, GF_ENERGY, (double)ull * 1e-3);
+	RD_U(rd, clock, NC_CLOCK_GR, GF_CLOCK_GRAPHICS, 1, NVML_CLOCK_GRAPHICS);
+	RD_U(rd, clock, NC_CLOCK_SM, GF_CLOCK_SM, 1, NVML_CLOCK_SM);
+	RD_U(rd, clock, NC_CLOCK_MEM, GF_CLOCK_MEM, 1, NVML_CLOCK_MEM);
+	RD_U(rd, clock, NC_CLOCK_VIDEO, GF_CLOCK_VIDEO, 1, NVML_CLOCK_VIDEO);
+	if (can(rd, s->pstate, NC_PSTATE) && got(rd, NC_PSTATE, s->pstate(rd->nd->h, &a)) && a < 16)
+		dev_set(d, GF_PSTATE, a);
+	if (can(rd, s->reasons, NC_REASONS) && got(rd, NC_REASONS, s->reasons(rd->nd->h, &ull)))
+		dev_set(d, GF_CLOCK_REASONS, (double)(ull & 0xFFFFFFFFFFFFFULL));
+	RD_U(rd, pcie_gen, NC_PCIE_GEN, GF_PCIE_GEN, 1);
+	RD_U(rd, pcie_width, NC_PCIE_WIDTH, GF_PCIE_WIDTH, 1);
+	RD_U(rd, pcie_replay, NC_PCIE_REPLAY, GF_PCIE_REPLAY, 1);
+	if (can(rd, s->persistence, NC_PERSIST) &&
+	    got(rd, NC_PERSIST, s->persistence(rd->nd->h, &a)))
+		dev_set(d, GF_PERSISTENCE, a == NVML_FEATURE_ENABLED);
+	if (can(rd, s->compute_mode, NC_COMPUTE_MODE) &&
+	    got(rd, NC_COMPUTE_MODE, s->compute_mode(rd->nd->h, &a)) && a <= 3)
+		dev_set(d, GF_COMPUTE_MODE, a);
+	if (can(rd, s->display_mode, NC_DISPLAY_MODE) &&
+	    got(rd, NC_DISPLAY_MODE, s->display_mode(rd->nd->h, &a)))
+		dev_set(d, GF_DISPLAY_MODE, a == NVML_FEATURE_ENABLED);
+	if (can(rd, s->display_active, NC_DISPLAY_ACTIVE) &&
+	    got(rd, NC_DISPLAY_ACTIVE, s->display_active(rd->nd->h, &a)))
+		dev_set(d, GF_DISPLAY_ACTIVE, a == NVML_FEATURE_ENABLED);
+	if (can(rd, s->mig_mode, NC_MIG) && got(rd, NC_MIG, s->mig_mode(rd->nd->h, &a, &b))) {
+		dev_set(d, GF_MIG_MODE, a == NVML_DEVICE_MIG_ENABLE);
+		dev_set(d, GF_MIG_MODE_PENDING, b == NVML_DEVICE_MIG_ENABLE);
+	}
+	if (can(rd, s->ecc_mode, NC_ECC_MODE) &&
+	    got(rd, NC_ECC_MODE, s->ecc_mode(rd->nd->h, &a, &b))) {
+		dev_set(d, GF_ECC_MODE, a == NVML_FEATURE_ENABLED);
+		dev_set(d, GF_ECC_MODE_PENDING, b == NVML_FEATURE_ENABLED);
+	}
+	read_ecc(rd);
+	if (can(rd, s->encoder_stats, NC_ENC_STATS) &&
+	    got(rd, NC_ENC_STATS, s->encoder_stats(rd->nd->h, &a, &b, &c))) {
+		dev_set(d, GF_ENC_SESSIONS, a);
+		dev_set(d, GF_ENC_FPS, b);
+		dev_set(d, GF_ENC_LATENCY, c);
+	}
+}
+
+static int
+nvml_scan(struct backend *be, struct gpu_snapshot *snap, struct err *err)
+{
+	struct nvml *nv = container_of(be, struct nvml, base);
+	struct nvml_sym *s = &nv->s;
+	unsigned count = 0;
+	nvmlReturn_t r;
+	int v;
+
+	snap->simulated |= s->fake_scenario != NULL;
+	str_copy(snap->nvidia.library, sizeof(snap->nvidia.library), nv->path);
+	if (s->driver_version &&
+	    s->driver_version(snap->nvidia.driver_version, sizeof(snap->nvidia.driver_version)) !=
+	            NVML_SUCCESS)
+		snap->nvidia.driver_version[0] = '\0';
+	if (s->nvml_version && s->nvml_version(snap->nvidia.nvml_version,
+	                                       sizeof(snap->nvidia.nvml_version)) != NVML_SUCCESS)
+		snap->nvidia.nvml_version[0] = '\0';
+	snap->nvidia.driver_version[sizeof(snap->nvidia.driver_version) - 1] = '\0';
+	snap->nvidia.nvml_version[sizeof(snap->nvidia.nvml_version) - 1] = '\0';
+	if (s->cuda_version && s->cuda_version(&v) == NVML_SUCCESS && v > 0)
+		snap->nvidia.cuda_version = v;
+
+	if (!s->count || !s->handle_by_index)
+		return err_set(err, E_NODEV, "nvml: '%s' cannot enumerate devices", nv->path);
+	r = s->count(&count);
+	if (r != NVML_SUCCESS)
+		return err_set(err, r == NVML_ERROR_NO_PERMISSION ? E_PERM : E_IO,
+		               "nvml: cannot count the GPUs: %s", nv_errstr(nv, r));
+	if (count > 1024)
+		return err_set(err, E_IO, "nvml: implausible GPU count %u", count);
+	if (!count) {
+		struct strbuf why = STRBUF_INIT;
+
+		strbuf_addstr(&why, "nvml: the NVIDIA driver is loaded but reports no GPU");
+		pci_explain(nv->cfg->sysfs_root, PCI_VENDOR_NVIDIA, "NVIDIA", "nvidia", &why);
+		err_set(err, E_NODEV, "%s", why.buf);
+		strbuf_release(&why);
+		return E_NODEV;
+	}
+	nv->dev = xcalloc(count ? count : 1, sizeof(*nv->dev));
+	nv->nr_dev = count;
+	for (unsigned i = 0; i < count; i++) {
+		struct gpu_device *d = gpu_snapshot_add_dev(snap);
+		struct rd rd = { nv, &nv->dev[i], d, false };
+
+		d->index = i;
+		d->vendor = VENDOR_NVIDIA;
+		d->backend = be->id;
+		d->handle = i;
+		str_copy(d->driver, sizeof(d->driver), "nvidia");
+		r = s->handle_by_index(i, &nv->dev[i].h);
+		if (r != NVML_SUCCESS) {
+			nv->dev[i].h = NULL;
+			if (!got(&rd, NC_NONE, r)) {
+				if (r == NVML_ERROR_NO_PERMISSION) {
+					d->state = DEV_NO_PERMISSION;
+					str_copy(
+					        d->state_msg, sizeof(d->state_msg),
+					        "no permission to open this GPU (check its /dev/nvidia* file and cgroup device access)");
+				} else if (d->state == DEV_OK) {
+					d->state = DEV_ERROR;
+					snprintf(d->state_msg, sizeof(d->state_msg),
+					         "cannot open this GPU: %s", nv_errstr(nv, r));
+				}
+			}
+			continue;
+		}
+		read_static(&rd);
+	}
+	return 0;
+}
+
+static int
+nvml_read_device(struct backend *be, struct gpu_device *dev, struct err *err)
+{
+	struct nvml *nv = container_of(be, struct nvml, base);
+	struct rd rd;
+
+	(void)err;
+	if (dev->handle >= nv->nr_dev || !nv->dev[dev->handle].h)
+		return dev->state == DEV_LOST || dev->state == DEV_RESET_REQUIRED ? E_LOST
+		                                                                  : E_NODEV;
+	rd.nv = nv;
+	rd.nd = &nv->dev[dev->handle];
+	rd.dev = dev;
+	rd.lost = dev->state == DEV_LOST || dev->state == DEV_RESET_REQUIRED;
+	read_dynamic(&rd);
+	return rd.lost ? E_LOST : 0;
+}
+
+/* ---- processes ---- */
+
+struct raw_proc {
+	uint32_t pid;
+	unsigned long long mem;
+	uint32_t gi, ci;
+};
+
+/* Decode n entries of the given stride; false when any looks like garbage. */
+static bool
+decode_procs(const unsigned char *buf, unsigned n, unsigned stride, double mem_total,
+             struct raw_proc *out)
+{
+	for (unsigned i = 0; i < n; i++) {
+		const unsigned char *e = buf + (size_t)i * stride;
+		unsigned int pid, gi = NVML_INSTANCE_ID_NONE, ci = NVML_INSTANCE_ID_NONE;
+		unsigned long long mem;
+
+		memcpy(&pid, e + offsetof(nvmlProcessInfo_v2_t, pid), sizeof(pid));
+		memcpy(&mem, e + offsetof(nvmlProcessInfo_v2_t, usedGpuMemory), sizeof(mem));
+		if (stride >= sizeof(nvmlProcessInfo_v2_t)) {
+			memcpy(&gi, e + offsetof(nvmlProcessInfo_v2_t, gpuInstanceId), sizeof(gi));
+			memcpy(&ci, e + offsetof(nvmlProcessInfo_v2_t, computeInstanceId),
+			       sizeof(ci));
+		}
+		if (pid == 0 || pid > 0x3FFFFFFF)
+			return false;
+		if (mem != NVML_VALUE_NOT_AVAILABLE_ULL && mem_total > 0 && (double)mem > mem_total)
+			return false;
+		if ((gi != NVML_INSTANCE_ID_NONE && gi > 64) ||
+		    (ci != NVML_INSTANCE_ID_NONE && ci > 64))
+			return false;
+		out[i].pid = pid;
+		out[i].mem = mem;
+		out[i].gi = gi;
+		out[i].ci = ci;
+	}
+	return true;
+}
+
+/*
+ * One process list with the two-call pattern. The buffer always has room for
+ * entries of the largest layout any driver wrote, so a driver that writes
+ * the 32-byte layout where the 24-byte one was asked for cannot overrun it;
+ * the stride is then chosen by which decoding makes sense.
+ */
+static int
+read_list(struct rd *rd, unsigned which, struct raw_proc **out, unsigned *nr)
+{
+	nvmlReturn_t (*fn)(nvmlDevice_t, unsigned *, void *) = rd->nv->s.procs[which];
+	enum nv_call call = (enum nv_call)(NC_PROCS0 + which);
+	unsigned ver = sym_version(rd->nv, offsetof(struct nvml_sym, procs[which]));
+	unsigned n = 0, cap, first;
+	unsigned char *buf = NULL;
+	struct raw_proc *v = NULL;
+	nvmlReturn_t r;
+	int rc = 0;
+
+	*out = NULL;
+	*nr = 0;
+	if (!can(rd, fn, call))
+		return 0;
+	r = fn(rd->nd->h, &n, NULL);
+	if (r == NVML_SUCCESS)
+		return 0;
+	if (r != NVML_ERROR_INSUFFICIENT_SIZE)
+		return got(rd, call, r) ? 0 : (rd->lost ? E_LOST : E_NOTSUP);
+	for (int attempt = 0; attempt < 4; attempt++) {
+		if (n > 65536)
+			return E_IO;
+		cap = n * 2 + 8; /* slack for processes starting between the two calls */
+		free(buf);
+		buf = xcalloc(cap, sizeof(nvmlProcessInfoCc_t));
+		n = cap;
+		r = fn(rd->nd->h, &n, buf);
+		if (r != NVML_ERROR_INSUFFICIENT_SIZE)
+			break;
+	}
+	if (r != NVML_SUCCESS) {
+		rc = got(rd, call, r) ? 0 : (rd->lost ? E_LOST : E_IO);
+		goto out;
+	}
+	if (n > cap)
+		n = cap;
+	v = xcalloc(n ? n : 1, sizeof(*v));
+	if (ver == 2) {
+		/* the plain, oldest entry point: nvmlProcessInfo_v1_t */
+		rd->nd->proc_stride[which] = sizeof(nvmlProcessInfo_v1_t);
+	} else if (!rd->nd->proc_stride[which]) {
+		/*
+		 * _v3 of drivers of the R530/R535 window wrote 32-byte entries;
+		 * their tell is ConfComputeMemSizeInfo without RunningProcessDetailList.
+		 */
+		bool cc_era = ver == 0 && rd->nv->s.cc_mem_size_info && !rd->nv->s.detail_list;
+
+		rd->nd->proc_stride[which] =
+		        cc_era ? sizeof(nvmlProcessInfoCc_t) : sizeof(nvmlProcessInfo_v2_t);
+	}
+	first = rd->nd->proc_stride[which];
+	if (!decode_procs(buf, n, first, rd->nd->mem_total, v)) {
+		unsigned other = first == sizeof(nvmlProcessInfo_v2_t)
+		                         ? sizeof(nvmlProcessInfoCc_t)
+		                         : sizeof(nvmlProcessInfo_v2_t);
+
+		if (first != sizeof(nvmlProcessInfo_v1_t) &&
+		    decode_procs(buf, n, other, rd->nd->mem_total, v)) {
+			rd->nd->proc_stride[which] = other;
+		} else {
+			/* neither layout makes sense: show nothing rather than garbage */
+			rc = E_PARSE;
+			n = 0;
+		}
+	}
+	*out = v;
+	*nr = n;
+	v = NULL;
+out:
+	free(v);
+	free(buf);
+	return rc;
+}
+
+static struct gpu_proc *
+find_proc(struct gpu_snapshot *out, size_t from, uint32_t pid)
+{
+	for (size_t i = from; i < out->nr_proc; i++)
+		if (out->proc[i].pid == pid)
+			return &out->proc[i];
+	return NULL;
+}
+
+/*
+ * Per-process utilisation over the last second (nvitop's window: asking only
+ * for samples newer than the previous call leaves most rows empty at short
+ * intervals). Samples above 100 % are driver noise and dropped.
+ */
+static void
+read_proc_util(struct rd *rd, double now, struct gpu_snapshot *out, size_t from)
+{
+	struct nvml_sym *s = &rd->nv->s;
+	unsigned long long since = now > 1 ? (unsigned long long)((now - 1.0) * 1e6) : 0;
+	nvmlProcessUtilizationSample_t *smp = NULL;
+	static const enum proc_field pf[4] = { PF_SM_UTIL, PF_MEM_UTIL, PF_ENC_UTIL, PF_DEC_UTIL };
+	unsigned n = 0;
+	nvmlReturn_t r;
+
+	if (!can(rd, s->proc_util, NC_PROC_UTIL) || from == out->nr_proc)
+		return;
+	r = s->proc_util(rd->nd->h, NULL, &n, since);
+	if (r == NVML_ERROR_INSUFFICIENT_SIZE && n > 0 && n < 65536) {
+		unsigned cap = n + 16;
+
+		smp = xcalloc(cap, sizeof(*smp));
+		n = cap;
+		r = s->proc_util(rd->nd->h, smp, &n, since);
+		if (n > cap)
+			n = cap;
+	}
+	if (r == NVML_ERROR_NOT_FOUND) {
+		n = 0; /* no activity in the window */
+		r = NVML_SUCCESS;
+	}
+	if (r == NVML_SUCCESS) {
+		for (size_t i = from; i < out->nr_proc; i++) {
+			struct gpu_proc *p = &out->proc[i];
+			double sum[4] = { 0 };
+			unsigned cnt[4] = { 0 };
+
+			for (unsigned k = 0; k < n; k++) {
+				unsigned val[4] = { smp[k].smUtil, smp[k].memUtil, smp[k].encUtil,
+					            smp[k].decUtil };
+
+				if (smp[k].pid != p->pid || smp[k].timeStamp <= since)
+					continue;
+				for (int f = 0; f < 4; f++) {
+					if (val[f] > 100)
+						continue;
+					sum[f] += val[f];
+					cnt[f]++;
+				}
+			}
+			for (int f = 0; f < 4; f++)
+				proc_set(p, pf[f], cnt[f] ? sum[f] / cnt[f] : 0);
+		}
+	} else {
+		got(rd, NC_PROC_UTIL, r);
+	}
+	free(smp);
+}
+
+static int
+nvml_read_procs(struct backend *be, const struct gpu_device *dev, double now,
+                struct gpu_snapshot *out, struct err *err)
+{
+	static const unsigned type_bit[3] = { PROC_COMPUTE, PROC_GRAPHICS, PROC_MPS };
+	struct nvml *nv = container_of(be, struct nvml, base);
+	struct gpu_device scratch = *dev;
+	size_t from = out->nr_proc;
+	struct rd rd;
+	int rc = 0;
+
+	if (dev->handle >= nv->nr_dev || !nv->dev[dev->handle].h || dev->state != DEV_OK)
+		return 0;
+	rd.nv = nv;
+	rd.nd = &nv->dev[dev->handle];
+	rd.dev = &scratch;
+	rd.lost = false;
+	for (unsigned w = 0; w < 3; w++) {
+		struct raw_proc *v;
+		unsigned n;
+		int lrc = read_list(&rd, w, &v, &n);
+
+		if (lrc == E_PARSE)
+			err_set(err, E_PARSE,
+			        "nvml: GPU %u returned a process list that makes no sense with any known layout; processes not shown",
+			        dev->index);
+		if (lrc == E_LOST)
+			rc = E_LOST;
+		for (unsigned i = 0; i < n; i++) {
+			struct gpu_proc *p = find_proc(out, from, v[i].pid);
+
+			if (!p) {
+				p = gpu_snapshot_add_proc(out);
+				p->pid = v[i].pid;
+			}
+			p->type |= type_bit[w];
+			if (v[i].mem != NVML_VALUE_NOT_AVAILABLE_ULL &&
+			    (!proc_has(p, PF_GPU_MEM) || (double)v[i].mem > p->v[PF_GPU_MEM]))
+				proc_set(p, PF_GPU_MEM, (double)v[i].mem);
+			if (v[i].gi != NVML_INSTANCE_ID_NONE)
+				proc_set(p, PF_GPU_INSTANCE, v[i].gi);
+			if (v[i].ci != NVML_INSTANCE_ID_NONE)
+				proc_set(p, PF_COMPUTE_INSTANCE, v[i].ci);
+		}
+		free(v);
+	}
+	read_proc_util(&rd, now, out, from);
+	return rc;
+}
+
+const struct backend_ops backend_nvml = {
+	.name = "nvml",
+	.open = nvml_open,
+	.scan = nvml_scan,
+	.read_device = nvml_read_device,
+	.read_procs = nvml_read_procs,
+	.close = nvml_close,
+};

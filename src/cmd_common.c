@@ -1,0 +1,61 @@
+/*
+ * What the subcommands share: error lines and taking one snapshot.
+ */
+#include "cmd.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "backend/collect.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/gpu.h"
+
+void
+cmd_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("gpuscope: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int
+cmd_snapshot(struct gs_config *cfg, const char *ids, unsigned flags, struct gpu_snapshot *snap)
+{
+	struct err err = ERR_INIT;
+	struct collector *c = NULL;
+	int rc = EXIT_OK;
+
+	if (collector_open(cfg, &c, &err) < 0) {
+		cmd_error("%s", err.msg);
+		return EXIT_RUNTIME;
+	}
+	collector_scan(c, &err);
+	if (!collector_count(c)) {
+		const char *const *why = collector_reasons(c);
+
+		if (!why[0])
+			cmd_error("no GPU found");
+		for (size_t i = 0; why[i]; i++)
+			cmd_error("no GPU found: %s", why[i]);
+		rc = EXIT_NOGPU;
+		goto out;
+	}
+	if (collector_select(c, ids, &err) < 0) {
+		cmd_error("%s", err.msg);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (collector_sample(c, snap, (flags & SNAP_PROCS) ? COLLECT_PROCS : 0, &err) < 0) {
+		cmd_error("%s", err.msg);
+		rc = EXIT_RUNTIME;
+	}
+out:
+	collector_close(c);
+	return rc;
+}

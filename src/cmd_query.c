@@ -1,0 +1,200 @@
+/*
+ * gpuscope query: nvidia-smi's --query-gpu and --query-compute-apps, so
+ * that scripts written for nvidia-smi run unchanged on gpuscope. Fields
+ * and --format are checked before the GPUs are read, so a typo fails fast
+ * even on a machine without a GPU.
+ */
+#include "cmd.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "front/query.h"
+
+static const char query_synopsis[] =
+        "usage: gpuscope query --query-gpu=FIELD[,FIELD...] [--format=csv[,noheader][,nounits]] [-i ID[,ID...]]\n"
+        "   or: gpuscope query --query-compute-apps=FIELD[,FIELD...] [--format=...] [-i ID[,ID...]]\n"
+        "   or: gpuscope query --help-query-gpu | --help-query-compute-apps\n";
+
+static const char query_options_help[] =
+        "\n"
+        "Print what nvidia-smi prints for the same query: a header line, then one line\n"
+        "per GPU (or per compute process), values separated by \", \".\n"
+        "\n"
+        "    --query-gpu=FIELDS           fields of each GPU (see --help-query-gpu)\n"
+        "    --query-compute-apps=FIELDS  fields of each compute process (see --help-query-compute-apps)\n"
+        "    --format=csv[,noheader][,nounits]\n"
+        "                                 leave out the header line, or the units after values\n"
+        "                                 (default: csv)\n"
+        "    -i, --id=ID[,ID...]          only these GPUs: indexes, UUIDs or PCI bus ids\n"
+        "    --help-query-gpu             list the fields of --query-gpu\n"
+        "    --help-query-compute-apps    list the fields of --query-compute-apps\n"
+        "    -h, --help                   show this help\n";
+
+enum {
+	OPT_QUERY_GPU = 256,
+	OPT_QUERY_APPS,
+	OPT_FORMAT,
+	OPT_HELP_GPU,
+	OPT_HELP_APPS,
+};
+
+static const struct option query_options[] = {
+	{ "query-gpu", required_argument, NULL, OPT_QUERY_GPU },
+	{ "query-compute-apps", required_argument, NULL, OPT_QUERY_APPS },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "id", required_argument, NULL, 'i' },
+	{ "help-query-gpu", no_argument, NULL, OPT_HELP_GPU },
+	{ "help-query-compute-apps", no_argument, NULL, OPT_HELP_APPS },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct query_args {
+	const char *gpu_fields; /* --query-gpu */
+	const char *app_fields; /* --query-compute-apps */
+	const char *format;     /* --format */
+	const char *ids;        /* -i */
+	int help;               /* 0, 'h', OPT_HELP_GPU or OPT_HELP_APPS */
+};
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Print "gpuscope: <message>" and the synopsis on stderr; returns EXIT_USAGE. */
+static int
+usage_error(const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	cmd_error("%s", sb.buf);
+	fputs(query_synopsis, stderr);
+	strbuf_release(&sb);
+	return EXIT_USAGE;
+}
+
+/* Parse argv into a; returns EXIT_OK or EXIT_USAGE (with the message printed). */
+static int
+parse_args(int argc, char **argv, struct query_args *a)
+{
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	optind = 0; /* full reset: main may have used getopt already */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hi:", query_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_QUERY_GPU:
+			a->gpu_fields = optarg;
+			break;
+		case OPT_QUERY_APPS:
+			a->app_fields = optarg;
+			break;
+		case OPT_FORMAT:
+			a->format = optarg;
+			break;
+		case 'i':
+			a->ids = optarg;
+			break;
+		case 'h':
+		case OPT_HELP_GPU:
+		case OPT_HELP_APPS:
+			a->help = c;
+			break;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	return EXIT_OK;
+}
+
+static int
+print_help(int which)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (which == OPT_HELP_GPU)
+		query_help(QUERY_GPU, &sb);
+	else if (which == OPT_HELP_APPS)
+		query_help(QUERY_APPS, &sb);
+	else
+		strbuf_addf(&sb, "%s%s", query_synopsis, query_options_help);
+	fwrite(sb.buf, 1, sb.len, stdout);
+	strbuf_release(&sb);
+	return fflush(stdout) ? EXIT_RUNTIME : EXIT_OK;
+}
+
+/* Build q from the arguments; returns EXIT_OK or EXIT_USAGE (with the message printed). */
+static int
+make_query(const struct query_args *a, struct query *q)
+{
+	struct err err = ERR_INIT;
+
+	if (a->gpu_fields && a->app_fields) {
+		cmd_error("use either --query-gpu or --query-compute-apps, not both");
+		return EXIT_USAGE;
+	}
+	if (!a->gpu_fields && !a->app_fields)
+		return usage_error(
+		        "'gpuscope query' needs --query-gpu=FIELDS or --query-compute-apps=FIELDS");
+	query_init(q, a->gpu_fields ? QUERY_GPU : QUERY_APPS);
+	if (query_add_fields(q, a->gpu_fields ? a->gpu_fields : a->app_fields, &err) ||
+	    (a->format && query_parse_format(&q->fmt, a->format, &err))) {
+		cmd_error("%s", err.msg);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+int
+cmd_query(int argc, char **argv, struct gs_config *cfg)
+{
+	struct query_args a;
+	struct query q = QUERY_INIT;
+	struct gpu_snapshot snap;
+	struct strbuf out = STRBUF_INIT;
+	int rc;
+
+	gpu_snapshot_init(&snap);
+	rc = parse_args(argc, argv, &a);
+	if (rc)
+		goto out;
+	if (a.help) {
+		rc = print_help(a.help);
+		goto out;
+	}
+	rc = make_query(&a, &q);
+	if (rc)
+		goto out;
+
+	rc = cmd_snapshot(cfg, a.ids, q.kind == QUERY_APPS ? SNAP_PROCS : 0, &snap);
+	if (rc)
+		goto out;
+	query_print(&q, &snap, &out);
+	if (fwrite(out.buf, 1, out.len, stdout) != out.len || fflush(stdout)) {
+		cmd_error("cannot write the output: %s", strerror(errno));
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	for (size_t i = 0; i < snap.nr_dev; i++)
+		if (snap.dev[i].state != DEV_OK)
+			rc = EXIT_PROBLEMS;
+out:
+	strbuf_release(&out);
+	gpu_snapshot_release(&snap);
+	query_release(&q);
+	return rc;
+}

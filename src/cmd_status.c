@@ -1,0 +1,126 @@
+/*
+ * gpuscope status: every GPU and the processes using it, as a table for
+ * people or as one JSON document for programs.
+ */
+#include "cmd.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "front/fmt.h"
+#include "front/json.h"
+#include "front/table.h"
+
+static void
+status_usage(FILE *f)
+{
+	fputs("usage: gpuscope [status] [--json] [-i ID[,ID...]] [--no-processes] [--color=WHEN] [--timeout=SEC]\n"
+	      "run 'gpuscope --help' for details\n",
+	      f);
+}
+
+int
+cmd_status(int argc, char **argv, struct gs_config *cfg)
+{
+	enum { OPT_COLOR = 256, OPT_NOPROC, OPT_TIMEOUT, OPT_COMPACT };
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "id", required_argument, NULL, 'i' },
+		{ "no-processes", no_argument, NULL, OPT_NOPROC },
+		{ "color", required_argument, NULL, OPT_COLOR },
+		{ "colour", required_argument, NULL, OPT_COLOR },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "compact", no_argument, NULL, OPT_COMPACT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum color_mode color = COLOR_AUTO;
+	bool json = false, compact = false;
+	const char *ids = NULL;
+	struct gpu_snapshot snap;
+	struct strbuf out = STRBUF_INIT;
+	struct term t;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "ji:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'i':
+			ids = optarg;
+			break;
+		case OPT_NOPROC:
+			cfg->want_procs = false;
+			break;
+		case OPT_COMPACT:
+			compact = true;
+			break;
+		case OPT_COLOR:
+			if (!strcmp(optarg, "auto")) {
+				color = COLOR_AUTO;
+			} else if (!strcmp(optarg, "always")) {
+				color = COLOR_ALWAYS;
+			} else if (!strcmp(optarg, "never")) {
+				color = COLOR_NEVER;
+			} else {
+				cmd_error("--color takes 'auto', 'always' or 'never', not '%s'",
+				          optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_TIMEOUT: {
+			char *end;
+			double v = strtod(optarg, &end);
+
+			if (end == optarg || *end || v <= 0 || v > 3600) {
+				cmd_error("--timeout takes seconds between 0 and 3600, not '%s'",
+				          optarg);
+				return EXIT_USAGE;
+			}
+			cfg->timeout = v;
+			break;
+		}
+		case 'h':
+			status_usage(stdout);
+			return EXIT_OK;
+		default:
+			status_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cmd_error("unexpected argument '%s'", argv[optind]);
+		status_usage(stderr);
+		return EXIT_USAGE;
+	}
+
+	gpu_snapshot_init(&snap);
+	rc = cmd_snapshot(cfg, ids, cfg->want_procs ? SNAP_PROCS : 0, &snap);
+	if (rc != EXIT_OK)
+		goto out;
+	if (json) {
+		json_status(&out, &snap, !compact, cfg->want_procs);
+	} else {
+		term_detect(&t, STDOUT_FILENO, color);
+		table_status(&out, &snap, &t, cfg->want_procs);
+	}
+	if (fwrite(out.buf, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	for (size_t i = 0; i < snap.nr_dev; i++)
+		if (snap.dev[i].state != DEV_OK)
+			rc = EXIT_PROBLEMS;
+out:
+	strbuf_release(&out);
+	gpu_snapshot_release(&snap);
+	return rc;
+}

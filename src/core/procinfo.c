@@ -1,0 +1,1201 @@
+/*
+ * Host-side facts about GPU processes, read from procfs under
+ * cfg->proc_root. A sample of 200 processes must cost a few milliseconds,
+ * so each file is opened and read once into one reused buffer, nothing
+ * goes through stdio, and fd links are only read when we must check that
+ * a pid in a nested namespace is really the driver's process.
+ */
+#include "procinfo.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "config.h"
+#include "err.h"
+#include "fileio.h"
+#include "gpu.h"
+#include "strbuf.h"
+#include "xalloc.h"
+
+/*
+ * Caps on what one read takes in. status is about 1.5 KiB and stat under
+ * 400 bytes; a cgroup file lists at most a dozen hierarchies, but paths of
+ * nested containers grow long; mountinfo of a Kubernetes node can hold
+ * thousands of mounts.
+ */
+#define STATUS_CAP    (16 * 1024)
+#define STAT_CAP      4096
+#define CMDLINE_CAP   4096
+#define CGROUP_CAP    (64 * 1024)
+#define MOUNTINFO_CAP (4 * 1024 * 1024)
+#define PASSWD_CAP    (16 * 1024 * 1024)
+
+/* Bounds on the caches, so that a long-running daemon cannot grow without end. */
+#define USER_CACHE_MAX 4096
+#define CPU_CACHE_MAX  8192
+
+#define CONTAINER_ID_LEN 12 /* as docker ps shows it */
+
+struct user_ent {
+	uint32_t uid;
+	uint32_t seq; /* line number in the passwd file: the first line wins */
+	char *name;
+};
+
+/* What the previous samples saw of one process, for CPU % over an interval. */
+struct cpu_ent {
+	uint32_t pid;
+	uint64_t start_ticks; /* tells a reused pid from the process we saw */
+	unsigned gen;         /* the sample that last set cur_*; 0 = none yet */
+	bool has_prev;
+	double prev_cpu, prev_up; /* CPU seconds and uptime at the sample before gen */
+	double cur_cpu, cur_up;   /* ... and at sample gen */
+};
+
+struct procinfo_ctx {
+	const struct gs_config *cfg;
+	double hz; /* clock ticks per second of stat's times */
+
+	bool probed;  /* nested and hidepid below are known */
+	bool nested;  /* we run in a pid namespace below the one the driver reports */
+	bool hidepid; /* procfs hides other users' processes */
+
+	bool passwd_loaded;
+	struct user_ent *user; /* sorted by uid */
+	size_t nr_user, alloc_user;
+	char user_spare[32]; /* a name that did not fit in the full cache */
+
+	struct cpu_ent *cpu; /* sorted by pid */
+	size_t nr_cpu, alloc_cpu;
+
+	/* the sample in progress */
+	unsigned gen;
+	bool uptime_ok;
+	double uptime; /* seconds since boot */
+	double now;    /* seconds since the epoch */
+
+	struct strbuf sb; /* the file being parsed */
+};
+
+/* --- small parsers; none reads past end, none trusts its input ---------- */
+
+static bool
+is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static bool
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool
+is_hex(char c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* Parse a decimal number after optional blanks at *s, advancing *s past it. */
+static bool
+parse_u64(const char **s, const char *end, uint64_t *v)
+{
+	const char *p = *s;
+	uint64_t x = 0;
+
+	while (p < end && is_blank(*p))
+		p++;
+	if (p == end || !is_digit(*p))
+		return false;
+	for (; p < end && is_digit(*p); p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (x > (UINT64_MAX - d) / 10)
+			return false;
+		x = x * 10 + d;
+	}
+	*s = p;
+	*v = x;
+	return true;
+}
+
+/*
+ * Parse "12345.67" by hand: strtod() follows LC_NUMERIC, which a front end
+ * may have set to a locale that writes a decimal comma.
+ */
+static bool
+parse_seconds(const char **s, const char *end, double *v)
+{
+	uint64_t ip, fp = 0;
+	double scale = 1;
+
+	if (!parse_u64(s, end, &ip))
+		return false;
+	if (*s < end && **s == '.') {
+		for ((*s)++; *s < end && is_digit(**s); (*s)++) {
+			if (scale < 1e15) {
+				fp = fp * 10 + (uint64_t)(**s - '0');
+				scale *= 10;
+			}
+		}
+	}
+	*v = (double)ip + (double)fp / scale;
+	return true;
+}
+
+/* If the line [p, eol) starts with key, point *val just after it. */
+static bool
+has_key(const char *p, const char *eol, const char *key, const char **val)
+{
+	size_t n = strlen(key);
+
+	if ((size_t)(eol - p) < n || memcmp(p, key, n))
+		return false;
+	*val = p + n;
+	return true;
+}
+
+static bool
+only_blanks(const char *p, const char *end)
+{
+	while (p < end && is_blank(*p))
+		p++;
+	return p == end;
+}
+
+/* --- /proc/<pid>/status ---------------------------------------------------- */
+
+struct status_info {
+	const char *name; /* points into the buffer parsed */
+	size_t name_len;
+	uint64_t uid, nspid, rss_kb;
+	unsigned nr_nspid;
+	bool has_name, has_uid, has_rss;
+	bool bad; /* a known key with a value we could not parse */
+};
+
+static void
+status_line(const char *p, const char *eol, struct status_info *si)
+{
+	const char *v;
+	uint64_t x;
+
+	if (!si->has_name && has_key(p, eol, "Name:", &v)) {
+		/* the kernel writes one tab; a comm may itself start with blanks */
+		if (v < eol && *v == '\t')
+			v++;
+		si->name = v;
+		si->name_len = (size_t)(eol - v);
+		si->has_name = true;
+	} else if (!si->has_uid && has_key(p, eol, "Uid:", &v)) {
+		/* real, effective, saved, filesystem: the real one owns it */
+		si->has_uid = parse_u64(&v, eol, &si->uid) && si->uid <= UINT32_MAX;
+		si->bad |= !si->has_uid;
+	} else if (!si->nr_nspid && has_key(p, eol, "NSpid:", &v)) {
+		/* outermost first; the last is the pid in its own namespace */
+		while (parse_u64(&v, eol, &x)) {
+			si->nspid = x;
+			si->nr_nspid++;
+		}
+		if (!only_blanks(v, eol) || si->nspid > UINT32_MAX) {
+			si->nr_nspid = 0;
+			si->bad = true;
+		}
+	} else if (!si->has_rss && has_key(p, eol, "VmRSS:", &v)) {
+		si->has_rss =
+		        parse_u64(&v, eol, &si->rss_kb) && eol - v == 3 && !memcmp(v, " kB", 3);
+		si->bad |= !si->has_rss;
+	}
+}
+
+static void
+parse_status(const char *buf, size_t len, struct status_info *si)
+{
+	const char *p = buf, *end = buf + len;
+
+	memset(si, 0, sizeof(*si));
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+
+		status_line(p, eol, si);
+		p = nl ? nl + 1 : end;
+	}
+}
+
+/* --- /proc/<pid>/stat ------------------------------------------------------ */
+
+struct stat_info {
+	uint64_t utime, stime; /* clock ticks */
+	uint64_t starttime;    /* clock ticks after boot */
+};
+
+/*
+ * The comm field is in parentheses and may itself hold ") (" and spaces,
+ * so fields are counted from the last ')'. proc_pid_stat(5) numbers them
+ * from 1: state is 3, utime 14, stime 15, starttime 22.
+ */
+static bool
+parse_stat(const char *buf, size_t len, struct stat_info *st)
+{
+	const char *p = memrchr(buf, ')', len), *end = buf + len;
+	unsigned field;
+
+	if (!p)
+		return false;
+	p++;
+	for (field = 3; field <= 22; field++) {
+		const char *tok;
+		uint64_t *dst = NULL;
+		uint64_t x;
+
+		while (p < end && is_blank(*p))
+			p++;
+		tok = p;
+		while (p < end && !is_blank(*p) && *p != '\n')
+			p++;
+		if (p == tok)
+			return false;
+		if (field == 14)
+			dst = &st->utime;
+		else if (field == 15)
+			dst = &st->stime;
+		else if (field == 22)
+			dst = &st->starttime;
+		if (!dst)
+			continue;
+		if (!parse_u64(&tok, p, &x) || tok != p)
+			return false;
+		*dst = x;
+	}
+	return true;
+}
+
+/* --- /proc/self/mountinfo -------------------------------------------------- */
+
+/* Cut the next space-separated field of [*s, eol) into [*f, *s). */
+static bool
+next_field(const char **s, const char *eol, const char **f)
+{
+	const char *p = *s;
+
+	while (p < eol && *p == ' ')
+		p++;
+	if (p == eol)
+		return false;
+	*f = p;
+	while (p < eol && *p != ' ')
+		p++;
+	*s = p;
+	return true;
+}
+
+static bool
+field_is(const char *f, const char *fend, const char *s)
+{
+	size_t n = strlen(s);
+
+	return (size_t)(fend - f) == n && !memcmp(f, s, n);
+}
+
+/* Do the super options "rw,hidepid=2,..." hide other users' processes? */
+static bool
+opts_hidepid(const char *p, const char *end)
+{
+	static const char *const hiding[] = { "1", "2", "invisible", "noaccess" };
+
+	while (p < end) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		const char *oend = comma ? comma : end, *v;
+
+		if (has_key(p, oend, "hidepid=", &v)) {
+			for (size_t i = 0; i < sizeof(hiding) / sizeof(hiding[0]); i++)
+				if (field_is(v, oend, hiding[i]))
+					return true;
+		}
+		p = comma ? comma + 1 : end;
+	}
+	return false;
+}
+
+/*
+ * One mountinfo line: "36 25 0:5 / /proc rw,nosuid - proc proc rw,hidepid=2";
+ * the optional fields before "-" vary in number.
+ */
+static bool
+mount_hides(const char *p, const char *eol, const char *proc_root)
+{
+	const char *f, *mp = NULL, *mp_end = NULL, *fs = NULL, *fs_end = NULL;
+	unsigned n = 0;
+	bool after_dash = false;
+
+	while (next_field(&p, eol, &f)) {
+		n++;
+		if (n == 5) {
+			mp = f;
+			mp_end = p;
+		} else if (n > 6 && !after_dash && field_is(f, p, "-")) {
+			after_dash = true;
+			n = 0;
+		} else if (after_dash && n == 1) {
+			fs = f;
+			fs_end = p;
+		} else if (after_dash && n == 3) {
+			if (!fs || !field_is(fs, fs_end, "proc") || !mp)
+				return false;
+			if (!field_is(mp, mp_end, "/proc") && !field_is(mp, mp_end, proc_root))
+				return false;
+			return opts_hidepid(f, p);
+		}
+	}
+	return false;
+}
+
+static bool
+mountinfo_hidepid(const char *buf, size_t len, const char *proc_root)
+{
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+
+		if (mount_hides(p, eol, proc_root))
+			return true;
+		p = nl ? nl + 1 : end;
+	}
+	return false;
+}
+
+/* --- /proc/<pid>/cgroup ---------------------------------------------------- */
+
+struct cg_line {
+	const char *path;
+	size_t len;
+	bool v2; /* "0::path", the unified hierarchy */
+};
+
+/* Split the next "hierarchy:controllers:path" line off *s. */
+static bool
+next_cg_line(const char **s, struct cg_line *l)
+{
+	while (**s) {
+		const char *p = *s, *nl = strchr(p, '\n');
+		const char *eol = nl ? nl : p + strlen(p);
+		const char *c1 = memchr(p, ':', (size_t)(eol - p));
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(eol - c1 - 1)) : NULL;
+
+		*s = nl ? nl + 1 : eol;
+		if (!c2)
+			continue;
+		/* the path itself may hold ':' (runc's "slice:prefix:name" fallback) */
+		l->path = c2 + 1;
+		l->len = (size_t)(eol - c2 - 1);
+		l->v2 = c1 == p + 1 && *p == '0' && c2 == c1 + 1;
+		return true;
+	}
+	return false;
+}
+
+struct cg_match {
+	const char *runtime; /* NULL: no container yet */
+	const char *id;      /* points into the text */
+	size_t id_len;
+	char pod[64];    /* pod uid of the innermost pod seen so far, with dashes */
+	char id_pod[64]; /* the pod the container was found in */
+};
+
+static bool
+is_hex_id(const char *s, size_t n)
+{
+	if (n < CONTAINER_ID_LEN || n > 128)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!is_hex(s[i]))
+			return false;
+	return true;
+}
+
+/* Is [c, c+n) prefix + hex id (+ ".scope")? Then point *id at the id. */
+static bool
+prefixed_id(const char *c, size_t n, const char *prefix, const char **id, size_t *id_len)
+{
+	size_t pl = strlen(prefix);
+
+	if (n <= pl || memcmp(c, prefix, pl))
+		return false;
+	c += pl;
+	n -= pl;
+	if (n > 6 && !memcmp(c + n - 6, ".scope", 6))
+		n -= 6;
+	if (!is_hex_id(c, n))
+		return false;
+	*id = c;
+	*id_len = n;
+	return true;
+}
+
+/*
+ * A Kubernetes pod cgroup: "pod<uid>" (cgroupfs driver) or
+ * "kubepods[-<qos>]-pod<uid_with_underscores>.slice" (systemd driver).
+ */
+static bool
+pod_component(const char *c, size_t n, bool under_kubepods, char *pod, size_t pod_size)
+{
+	static const char *const slices[] = { "kubepods-pod", "kubepods-burstable-pod",
+		                              "kubepods-besteffort-pod",
+		                              "kubepods-guaranteed-pod" };
+	const char *uid = NULL;
+	size_t len = 0, i;
+
+	for (i = 0; i < sizeof(slices) / sizeof(slices[0]) && !uid; i++) {
+		size_t pl = strlen(slices[i]);
+
+		if (n > pl + 6 && !memcmp(c, slices[i], pl) && !memcmp(c + n - 6, ".slice", 6)) {
+			uid = c + pl;
+			len = n - pl - 6;
+		}
+	}
+	if (!uid && under_kubepods && n > 3 && !memcmp(c, "pod", 3)) {
+		uid = c + 3;
+		len = n - 3;
+	}
+	/* uids are 36 characters; static pods carry a 32-digit hash */
+	if (!uid || len < 8 || len >= pod_size)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!is_hex(uid[i]) && uid[i] != '-' && uid[i] != '_')
+			return false;
+	for (i = 0; i < len; i++)
+		pod[i] = uid[i] == '_' ? '-' : uid[i];
+	pod[len] = '\0';
+	return true;
+}
+
+static void
+set_match(struct cg_match *m, const char *runtime, const char *id, size_t len)
+{
+	m->runtime = runtime;
+	m->id = id;
+	m->id_len = len;
+	memcpy(m->id_pod, m->pod, sizeof(m->pod));
+}
+
+/*
+ * runc falls back to a literal "kubepods-...-pod<uid>.slice:cri-containerd:<id>"
+ * path when it cannot reach systemd (kind, k3s nodes).
+ */
+static bool
+colon_component(const char *c, size_t n, struct cg_match *m)
+{
+	const char *c1 = memchr(c, ':', n), *c2, *end = c + n;
+	const char *rt = NULL;
+
+	if (!c1)
+		return false;
+	c2 = memchr(c1 + 1, ':', (size_t)(end - c1 - 1));
+	if (!c2 || !is_hex_id(c2 + 1, (size_t)(end - c2 - 1)))
+		return false;
+	if (field_is(c1 + 1, c2, "cri-containerd"))
+		rt = "containerd";
+	else if (field_is(c1 + 1, c2, "crio"))
+		rt = "cri-o";
+	else if (field_is(c1 + 1, c2, "docker"))
+		rt = "docker";
+	if (!rt)
+		return false;
+	pod_component(c, (size_t)(c1 - c), false, m->pod, sizeof(m->pod));
+	set_match(m, rt, c2 + 1, (size_t)(end - c2 - 1));
+	return true;
+}
+
+enum cg_prev {
+	PREV_OTHER,
+	PREV_DOCKER,     /* "docker": the id follows (cgroupfs driver) */
+	PREV_CONTAINERD, /* "containerd" */
+	PREV_LXC,        /* "lxc" or "lxc.payload": the name follows */
+	PREV_POD,        /* a pod cgroup: a bare id is its container */
+};
+
+/*
+ * The runtimes that name a container "<prefix><id>[.scope]". The conmon
+ * monitors ("crio-conmon-<id>", "libpod-conmon-<id>") run outside the
+ * container; "conmon-..." is not hex, so they never match.
+ */
+static const struct {
+	const char *prefix;
+	const char *runtime;
+} scope_rules[] = {
+	{ "docker-", "docker" },      { "cri-containerd-", "containerd" },
+	{ "nerdctl-", "containerd" }, { "crio-", "cri-o" },
+	{ "libpod-", "podman" },
+};
+
+/* Look at one path component; returns what it makes of the next one. */
+static enum cg_prev
+match_component(const char *c, size_t n, enum cg_prev prev, bool *kubepods, struct cg_match *m)
+{
+	const char *id;
+	size_t len, i;
+
+	if (prev == PREV_DOCKER && is_hex_id(c, n))
+		set_match(m, "docker", c, n);
+	else if (prev == PREV_CONTAINERD && is_hex_id(c, n))
+		set_match(m, "containerd", c, n);
+	else if (prev == PREV_POD && is_hex_id(c, n))
+		set_match(m, "kubernetes", c, n); /* the path does not name the runtime */
+	else if (prev == PREV_LXC)
+		set_match(m, "lxc", c, n);
+	else if (n > 12 && !memcmp(c, "lxc.payload.", 12))
+		set_match(m, "lxc", c + 12, n - 12);
+	if (field_is(c, c + n, "docker"))
+		return PREV_DOCKER;
+	if (field_is(c, c + n, "containerd"))
+		return PREV_CONTAINERD;
+	if (field_is(c, c + n, "lxc") || field_is(c, c + n, "lxc.payload"))
+		return PREV_LXC;
+	if (n >= 8 && !memcmp(c, "kubepods", 8))
+		*kubepods = true;
+	if (pod_component(c, n, *kubepods, m->pod, sizeof(m->pod)))
+		return PREV_POD;
+	for (i = 0; i < sizeof(scope_rules) / sizeof(scope_rules[0]); i++) {
+		if (prefixed_id(c, n, scope_rules[i].prefix, &id, &len)) {
+			set_match(m, scope_rules[i].runtime, id, len);
+			return PREV_OTHER;
+		}
+	}
+	colon_component(c, n, m);
+	return PREV_OTHER;
+}
+
+/* Walk a cgroup path; the innermost container wins (kind: a pod inside a docker node). */
+static bool
+match_path(const char *path, size_t len, struct cg_match *m)
+{
+	const char *p = path, *end = path + len;
+	enum cg_prev prev = PREV_OTHER;
+	bool kubepods = false;
+
+	memset(m, 0, sizeof(*m));
+	while (p < end) {
+		const char *slash = memchr(p, '/', (size_t)(end - p));
+		const char *cend = slash ? slash : end;
+
+		if (cend > p)
+			prev = match_component(p, (size_t)(cend - p), prev, &kubepods, m);
+		p = slash ? slash + 1 : end;
+	}
+	return m->runtime && m->id_len;
+}
+
+bool
+procinfo_container(const char *cgroup_text, char *id, size_t id_size, const char **runtime,
+                   char *pod, size_t pod_size)
+{
+	struct cg_match m;
+	struct cg_line l;
+	const char *s;
+	bool found = false;
+
+	if (id_size)
+		id[0] = '\0';
+	if (pod_size)
+		pod[0] = '\0';
+	*runtime = NULL;
+	if (!cgroup_text)
+		return false;
+	/*
+	 * The unified hierarchy names the cgroup the process really runs in;
+	 * the v1 lines are the fallback on legacy and hybrid systems.
+	 */
+	for (s = cgroup_text; !found && next_cg_line(&s, &l);)
+		found = l.v2 && match_path(l.path, l.len, &m);
+	for (s = cgroup_text; !found && next_cg_line(&s, &l);)
+		found = !l.v2 && match_path(l.path, l.len, &m);
+	if (!found)
+		return false;
+	if (id_size) {
+		size_t n = m.id_len < CONTAINER_ID_LEN ? m.id_len : CONTAINER_ID_LEN;
+
+		snprintf(id, id_size, "%.*s", (int)n, m.id);
+	}
+	if (pod_size)
+		snprintf(pod, pod_size, "%s", m.id_pod);
+	*runtime = m.runtime;
+	return true;
+}
+
+/* The cgroup path to show: the unified one, else the first non-empty one. */
+static bool
+cgroup_path(const char *text, const char **path, size_t *len)
+{
+	struct cg_line l;
+	const char *s;
+
+	*path = NULL;
+	for (s = text; next_cg_line(&s, &l);) {
+		if (l.v2) {
+			*path = l.path;
+			*len = l.len;
+			return true;
+		}
+		if (!*path && l.len) {
+			*path = l.path;
+			*len = l.len;
+		}
+	}
+	return *path != NULL;
+}
+
+/* --- user names ------------------------------------------------------------ */
+
+/* Index of uid in the sorted cache, or where it would go. */
+static size_t
+user_find(const struct procinfo_ctx *ctx, uint32_t uid, bool *found)
+{
+	size_t lo = 0, hi = ctx->nr_user;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ctx->user[mid].uid < uid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < ctx->nr_user && ctx->user[lo].uid == uid;
+	return lo;
+}
+
+static int
+cmp_user(const void *a, const void *b)
+{
+	const struct user_ent *x = a, *y = b;
+
+	if (x->uid != y->uid)
+		return x->uid < y->uid ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* One passwd(5) line: "name:password:uid:gid:gecos:home:shell". */
+static void
+passwd_line(struct procinfo_ctx *ctx, const char *p, const char *eol, uint32_t seq)
+{
+	const char *c1 = memchr(p, ':', (size_t)(eol - p)), *c2, *v;
+	uint64_t uid;
+
+	/* '+' and '-' are NIS compat entries, not users */
+	if (!c1 || c1 == p || *p == '#' || *p == '+' || *p == '-')
+		return;
+	c2 = memchr(c1 + 1, ':', (size_t)(eol - c1 - 1));
+	if (!c2)
+		return;
+	v = c2 + 1;
+	if (v == eol || !is_digit(*v) || !parse_u64(&v, eol, &uid) || v == eol || *v != ':' ||
+	    uid > UINT32_MAX)
+		return;
+	ALLOC_GROW(ctx->user, ctx->nr_user + 1, ctx->alloc_user);
+	ctx->user[ctx->nr_user].uid = (uint32_t)uid;
+	ctx->user[ctx->nr_user].seq = seq;
+	ctx->user[ctx->nr_user].name = xstrndup(p, (size_t)(c1 - p));
+	ctx->nr_user++;
+}
+
+/* Load the whole file once: a process table asks for few uids, but asks often. */
+static void
+passwd_load(struct procinfo_ctx *ctx)
+{
+	const char *file = ctx->cfg->passwd_file;
+	struct strbuf sb = STRBUF_INIT;
+	const char *p, *end;
+	uint32_t seq = 0;
+	size_t i, j;
+
+	ctx->passwd_loaded = true;
+	if (file_read(*file == '/' ? NULL : ".", file, &sb, PASSWD_CAP, NULL) < 0)
+		goto out;
+	for (p = sb.buf, end = sb.buf + sb.len; p < end; seq++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		passwd_line(ctx, p, nl ? nl : end, seq);
+		p = nl ? nl + 1 : end;
+	}
+	if (ctx->nr_user > 1)
+		qsort(ctx->user, ctx->nr_user, sizeof(*ctx->user), cmp_user);
+	/* like getpwuid(), the first line with a uid wins */
+	for (i = j = 0; i < ctx->nr_user; i++) {
+		if (j && ctx->user[j - 1].uid == ctx->user[i].uid)
+			free(ctx->user[i].name);
+		else
+			ctx->user[j++] = ctx->user[i];
+	}
+	ctx->nr_user = j;
+out:
+	strbuf_release(&sb);
+}
+
+/* getpwuid_r() into a fresh string, or NULL when the uid has no name. */
+static char *
+lookup_getpw(uint32_t uid)
+{
+	struct passwd pw, *res = NULL;
+	long hint = sysconf(_SC_GETPW_R_SIZE_MAX);
+	size_t size = hint > 0 ? (size_t)hint : 1024;
+	char *buf = NULL, *name = NULL;
+	int rc;
+
+	for (;;) {
+		buf = xrealloc(buf, size);
+		rc = getpwuid_r((uid_t)uid, &pw, buf, size, &res);
+		if (rc != ERANGE || size >= 1024 * 1024)
+			break;
+		size *= 2;
+	}
+	if (!rc && res && res->pw_name && *res->pw_name)
+		name = xstrdup(res->pw_name);
+	free(buf);
+	return name;
+}
+
+/* The user name of uid, or the uid as text; valid until the next call. */
+static const char *
+user_name(struct procinfo_ctx *ctx, uint32_t uid)
+{
+	char *name = NULL;
+	bool found;
+	size_t i;
+
+	if (ctx->cfg->passwd_file && !ctx->passwd_loaded)
+		passwd_load(ctx);
+	i = user_find(ctx, uid, &found);
+	if (found)
+		return ctx->user[i].name;
+	if (!ctx->cfg->passwd_file)
+		name = lookup_getpw(uid);
+	if (ctx->nr_user >= USER_CACHE_MAX) {
+		if (name && strlen(name) < sizeof(ctx->user_spare))
+			snprintf(ctx->user_spare, sizeof(ctx->user_spare), "%s", name);
+		else
+			snprintf(ctx->user_spare, sizeof(ctx->user_spare), "%" PRIu32, uid);
+		free(name);
+		return ctx->user_spare;
+	}
+	if (!name) {
+		struct strbuf sb = STRBUF_INIT;
+
+		strbuf_addf(&sb, "%" PRIu32, uid);
+		name = strbuf_detach(&sb, NULL);
+	}
+	ALLOC_GROW(ctx->user, ctx->nr_user + 1, ctx->alloc_user);
+	memmove(ctx->user + i + 1, ctx->user + i, (ctx->nr_user - i) * sizeof(*ctx->user));
+	ctx->user[i].uid = uid;
+	ctx->user[i].seq = 0;
+	ctx->user[i].name = name;
+	ctx->nr_user++;
+	return name;
+}
+
+/* --- CPU % ----------------------------------------------------------------- */
+
+/* Forget the processes the current sample did not see. */
+static void
+cpu_prune(struct procinfo_ctx *ctx)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < ctx->nr_cpu; i++)
+		if (ctx->cpu[i].gen == ctx->gen)
+			ctx->cpu[j++] = ctx->cpu[i];
+	ctx->nr_cpu = j;
+}
+
+/* The entry of pid, added when missing; NULL when the cache is full. */
+static struct cpu_ent *
+cpu_entry(struct procinfo_ctx *ctx, uint32_t pid)
+{
+	size_t lo = 0, hi, mid;
+
+	if (ctx->nr_cpu >= CPU_CACHE_MAX)
+		cpu_prune(ctx);
+	hi = ctx->nr_cpu;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (ctx->cpu[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < ctx->nr_cpu && ctx->cpu[lo].pid == pid)
+		return &ctx->cpu[lo];
+	if (ctx->nr_cpu >= CPU_CACHE_MAX)
+		return NULL;
+	ALLOC_GROW(ctx->cpu, ctx->nr_cpu + 1, ctx->alloc_cpu);
+	memmove(ctx->cpu + lo + 1, ctx->cpu + lo, (ctx->nr_cpu - lo) * sizeof(*ctx->cpu));
+	memset(&ctx->cpu[lo], 0, sizeof(ctx->cpu[lo]));
+	ctx->cpu[lo].pid = pid;
+	ctx->nr_cpu++;
+	return &ctx->cpu[lo];
+}
+
+/*
+ * CPU % over the interval since the previous sample that saw this process,
+ * else over its lifetime (as ps(1) shows). elapsed: seconds since it started.
+ */
+static void
+set_cpu_percent(struct procinfo_ctx *ctx, struct gpu_proc *p, double cpu, double elapsed)
+{
+	struct cpu_ent *e = cpu_entry(ctx, p->pid);
+	double pct = elapsed > 0 ? cpu / elapsed * 100 : 0;
+
+	if (e && e->start_ticks != p->start_ticks) {
+		/* the pid was reused by a new process */
+		memset(e, 0, sizeof(*e));
+		e->pid = p->pid;
+		e->start_ticks = p->start_ticks;
+	}
+	/* a process on two GPUs is filled twice in one sample: keep its previous sample */
+	if (e && e->gen && e->gen != ctx->gen) {
+		e->prev_cpu = e->cur_cpu;
+		e->prev_up = e->cur_up;
+		e->has_prev = true;
+	}
+	if (e) {
+		e->cur_cpu = cpu;
+		e->cur_up = ctx->uptime;
+		e->gen = ctx->gen;
+	}
+	if (e && e->has_prev && e->cur_up > e->prev_up && cpu >= e->prev_cpu)
+		pct = (cpu - e->prev_cpu) / (e->cur_up - e->prev_up) * 100;
+	proc_set(p, PF_CPU_PERCENT, pct);
+}
+
+/* --- one process ----------------------------------------------------------- */
+
+static int
+read_pid_file(struct procinfo_ctx *ctx, uint32_t pid, const char *name, size_t cap)
+{
+	char rel[64];
+
+	snprintf(rel, sizeof(rel), "%" PRIu32 "/%s", pid, name);
+	return file_read(ctx->cfg->proc_root, rel, &ctx->sb, cap, NULL);
+}
+
+static bool
+pid_exists(struct procinfo_ctx *ctx, uint32_t pid)
+{
+	char rel[64], full[4096];
+
+	snprintf(rel, sizeof(rel), "%" PRIu32 "/status", pid);
+	path_join(full, sizeof(full), ctx->cfg->proc_root, rel);
+	return access(full, F_OK) == 0;
+}
+
+/*
+ * Does pid hold an open /dev/nvidia* file? Returns 1 when it does, 0 when it
+ * does not (or is gone), E_PERM when we may not look.
+ */
+static int
+holds_nvidia(struct procinfo_ctx *ctx, uint32_t pid)
+{
+	char rel[64], full[4096], link[64];
+	struct dirent *de;
+	bool denied = false;
+	int rc = 0, e;
+	DIR *d;
+
+	snprintf(rel, sizeof(rel), "%" PRIu32 "/fd", pid);
+	path_join(full, sizeof(full), ctx->cfg->proc_root, rel);
+	d = opendir(full);
+	if (!d) {
+		e = errno;
+		return e == EACCES || e == EPERM ? E_PERM : 0;
+	}
+	for (;;) {
+		ssize_t n;
+
+		de = readdir(d);
+		if (!de)
+			break;
+		if (de->d_name[0] == '.')
+			continue;
+		n = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+		if (n < 0) {
+			e = errno;
+			denied |= e == EACCES || e == EPERM;
+			continue;
+		}
+		link[n] = '\0';
+		if (!strncmp(link, "/dev/nvidia", 11)) {
+			rc = 1;
+			break;
+		}
+	}
+	closedir(d);
+	return rc == 0 && denied ? E_PERM : rc;
+}
+
+static void
+replace_str(char **dst, char *s)
+{
+	free(*dst);
+	*dst = s;
+}
+
+/* Returns false when the status file lacks what every process has. */
+static bool
+apply_status(struct procinfo_ctx *ctx, struct gpu_proc *p)
+{
+	struct status_info si;
+
+	parse_status(ctx->sb.buf, ctx->sb.len, &si);
+	if (si.has_name)
+		replace_str(&p->name, xstrndup(si.name, si.name_len));
+	if (si.has_uid) {
+		proc_set(p, PF_UID, (double)si.uid);
+		replace_str(&p->user, xstrdup(user_name(ctx, (uint32_t)si.uid)));
+	}
+	if (si.nr_nspid)
+		proc_set(p, PF_NSPID, (double)si.nspid);
+	/* kernel threads and zombies have no VmRSS: that is not a failure */
+	if (si.has_rss)
+		proc_set(p, PF_RSS, (double)si.rss_kb * 1024);
+	return si.has_name && si.has_uid && !si.bad;
+}
+
+static bool
+apply_stat(struct procinfo_ctx *ctx, struct gpu_proc *p)
+{
+	struct stat_info st;
+	double cpu, elapsed;
+
+	if (!parse_stat(ctx->sb.buf, ctx->sb.len, &st))
+		return false;
+	cpu = ((double)st.utime + (double)st.stime) / ctx->hz;
+	p->start_ticks = st.starttime;
+	proc_set(p, PF_CPU_TIME, cpu);
+	if (!ctx->uptime_ok)
+		return true;
+	/* a process born after we read the uptime has a start in the future */
+	elapsed = ctx->uptime - (double)st.starttime / ctx->hz;
+	if (elapsed < 0)
+		elapsed = 0;
+	proc_set(p, PF_START_TIME, ctx->now - elapsed);
+	set_cpu_percent(ctx, p, cpu, elapsed);
+	return true;
+}
+
+static void
+apply_cmdline(struct procinfo_ctx *ctx, struct gpu_proc *p)
+{
+	struct strbuf *sb = &ctx->sb;
+	size_t n = sb->len, i;
+
+	/* the last argument's NUL ends it; setproctitle() pads with more */
+	while (n && sb->buf[n - 1] == '\0')
+		n--;
+	if (!n) {
+		/* a zombie or kernel thread: show the name as ps(1) does */
+		if (p->name) {
+			strbuf_reset(sb);
+			strbuf_addf(sb, "[%s]", p->name);
+			replace_str(&p->cmdline, xstrdup(sb->buf));
+		}
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (sb->buf[i] == '\0')
+			sb->buf[i] = ' ';
+	replace_str(&p->cmdline, xstrndup(sb->buf, n));
+}
+
+/* Returns false when no line of the file could be parsed. */
+static bool
+apply_cgroup(struct procinfo_ctx *ctx, struct gpu_proc *p)
+{
+	char id[CONTAINER_ID_LEN + 1], pod[64];
+	const char *rt, *path;
+	size_t len;
+
+	if (procinfo_container(ctx->sb.buf, id, sizeof(id), &rt, pod, sizeof(pod))) {
+		replace_str(&p->container, xstrdup(id));
+		p->container_runtime = rt;
+		replace_str(&p->pod, pod[0] ? xstrdup(pod) : NULL);
+	}
+	if (!cgroup_path(ctx->sb.buf, &path, &len))
+		return false;
+	replace_str(&p->cgroup, xstrndup(path, len));
+	return true;
+}
+
+/*
+ * Read stat, cmdline and cgroup after status. Returns E_NOTFOUND when the
+ * process exited in between, else 0 with *partial set for what failed.
+ */
+static int
+fill_rest(struct procinfo_ctx *ctx, struct gpu_proc *p, bool *partial)
+{
+	int rc;
+
+	rc = read_pid_file(ctx, p->pid, "stat", STAT_CAP);
+	if (rc == E_NOTFOUND)
+		return rc;
+	*partial |= rc < 0 || !apply_stat(ctx, p);
+
+	rc = read_pid_file(ctx, p->pid, "cmdline", CMDLINE_CAP);
+	if (rc == E_NOTFOUND)
+		return rc;
+	if (rc == 0)
+		apply_cmdline(ctx, p);
+	*partial |= rc < 0;
+
+	/* a kernel built without cgroups has no such file, but still has the process */
+	rc = read_pid_file(ctx, p->pid, "cgroup", CGROUP_CAP);
+	if (rc == E_NOTFOUND && !pid_exists(ctx, p->pid))
+		return rc;
+	if (rc == 0)
+		*partial |= !apply_cgroup(ctx, p);
+	else if (rc != E_NOTFOUND)
+		*partial = true;
+	return 0;
+}
+
+static int
+fill_one(struct procinfo_ctx *ctx, struct gpu_proc *p, struct err *err)
+{
+	bool partial = false;
+	int rc;
+
+	rc = read_pid_file(ctx, p->pid, "status", STATUS_CAP);
+	if (rc == E_NOTFOUND && !ctx->nested && !ctx->hidepid)
+		goto gone;
+	/* status is world-readable: a refusal is hidepid=1 or a security module */
+	if (rc == E_NOTFOUND || rc == E_PERM) {
+		p->host = PHOST_NOT_VISIBLE;
+		return 0;
+	}
+	if (rc < 0) {
+		p->host = PHOST_PARTIAL;
+		return 0;
+	}
+	if (ctx->nested) {
+		/* our pid N may be another process than the host's pid N */
+		rc = holds_nvidia(ctx, p->pid);
+		if (rc == 0) {
+			p->host = PHOST_NOT_VISIBLE;
+			return 0;
+		}
+		partial = rc == E_PERM;
+	}
+	partial |= !apply_status(ctx, p);
+	if (fill_rest(ctx, p, &partial) == E_NOTFOUND)
+		goto gone;
+	p->host = partial ? PHOST_PARTIAL : PHOST_OK;
+	return 0;
+gone:
+	return err_set(err, E_NOTFOUND, "process %" PRIu32 " has exited", p->pid);
+}
+
+/* --- the context ----------------------------------------------------------- */
+
+/* Learn, once, whether we are in a nested pid namespace and whether procfs hides processes. */
+static void
+probe_self(struct procinfo_ctx *ctx)
+{
+	const char *root = ctx->cfg->proc_root;
+	struct strbuf sb = STRBUF_INIT;
+	struct status_info si;
+
+	ctx->probed = true;
+	/* kernels before 4.1 have no NSpid: we then assume the root namespace */
+	if (!file_read(root, "self/status", &sb, STATUS_CAP, NULL)) {
+		parse_status(sb.buf, sb.len, &si);
+		ctx->nested = si.nr_nspid > 1;
+	}
+	if (!file_read(root, "self/mountinfo", &sb, MOUNTINFO_CAP, NULL))
+		ctx->hidepid = mountinfo_hidepid(sb.buf, sb.len, root);
+	strbuf_release(&sb);
+}
+
+static void
+begin_sample(struct procinfo_ctx *ctx)
+{
+	const char *s, *end;
+
+	if (!ctx->probed)
+		probe_self(ctx);
+	ctx->gen++;
+	if (!ctx->gen)
+		ctx->gen = 1; /* 0 means "never seen" in the CPU cache */
+	ctx->now = clock_now(ctx->cfg);
+	ctx->uptime_ok = false;
+	if (file_read(ctx->cfg->proc_root, "uptime", &ctx->sb, 256, NULL) < 0)
+		return;
+	s = ctx->sb.buf;
+	end = s + ctx->sb.len;
+	ctx->uptime_ok = parse_seconds(&s, end, &ctx->uptime);
+}
+
+struct procinfo_ctx *
+procinfo_new(const struct gs_config *cfg)
+{
+	struct procinfo_ctx *ctx = xcalloc(1, sizeof(*ctx));
+	long hz = sysconf(_SC_CLK_TCK);
+
+	ctx->cfg = cfg;
+	ctx->hz = hz > 0 ? (double)hz : 100;
+	strbuf_init(&ctx->sb, 4096);
+	return ctx;
+}
+
+void
+procinfo_free(struct procinfo_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	for (size_t i = 0; i < ctx->nr_user; i++)
+		free(ctx->user[i].name);
+	free(ctx->user);
+	free(ctx->cpu);
+	strbuf_release(&ctx->sb);
+	free(ctx);
+}
+
+int
+procinfo_fill(struct procinfo_ctx *ctx, struct gpu_proc *p, struct err *err)
+{
+	begin_sample(ctx);
+	return fill_one(ctx, p, err);
+}
+
+void
+procinfo_enrich(struct procinfo_ctx *ctx, struct gpu_snapshot *snap)
+{
+	size_t i, j = 0;
+
+	begin_sample(ctx);
+	for (i = 0; i < snap->nr_proc; i++) {
+		struct gpu_proc *p = &snap->proc[i];
+
+		if (fill_one(ctx, p, NULL) == E_NOTFOUND) {
+			gpu_proc_release(p);
+			continue;
+		}
+		if (i != j) {
+			snap->proc[j] = *p; /* moves ownership of its strings */
+			memset(p, 0, sizeof(*p));
+		}
+		j++;
+	}
+	snap->nr_proc = j;
+	cpu_prune(ctx);
+}

@@ -1,0 +1,145 @@
+/*
+ * Terminal detection and value formatting shared by the text outputs.
+ */
+#include "fmt.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "../core/strbuf.h"
+
+void
+term_detect(struct term *t, int fd, enum color_mode mode)
+{
+	const char *no_color = getenv("NO_COLOR");
+	const char *term = getenv("TERM");
+	const char *cols = getenv("COLUMNS");
+	struct winsize ws;
+	bool tty = isatty(fd) == 1;
+
+	if (mode == COLOR_ALWAYS)
+		t->color = true;
+	else if (mode == COLOR_NEVER)
+		t->color = false;
+	else
+		t->color = tty && !(no_color && *no_color) && !(term && !strcmp(term, "dumb"));
+	t->width = 80;
+	if (tty && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		t->width = ws.ws_col;
+	else if (cols && strtol(cols, NULL, 10) > 0)
+		t->width = (int)strtol(cols, NULL, 10);
+	if (t->width < 80)
+		t->width = 80;
+	if (t->width > 400)
+		t->width = 400;
+}
+
+void
+fmt_styled(struct strbuf *sb, const struct term *t, enum style st, const char *text)
+{
+	static const char *const codes[] = {
+		[ST_NONE] = "",     [ST_BOLD] = "1",   [ST_DIM] = "2",   [ST_RED] = "31",
+		[ST_YELLOW] = "33", [ST_GREEN] = "32", [ST_CYAN] = "36", [ST_INVERSE] = "7",
+	};
+
+	if (!t->color || st == ST_NONE) {
+		strbuf_addstr(sb, text);
+		return;
+	}
+	strbuf_addf(sb, "\033[%sm%s\033[0m", codes[st], text);
+}
+
+size_t
+fmt_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xC0) != 0x80;
+	return w;
+}
+
+void
+fmt_cell(struct strbuf *sb, const char *s, size_t width, bool right)
+{
+	size_t w = fmt_width(s);
+
+	if (w <= width) {
+		if (right)
+			strbuf_addchars(sb, ' ', width - w);
+		strbuf_addstr(sb, s);
+		if (!right)
+			strbuf_addchars(sb, ' ', width - w);
+		return;
+	}
+	if (!width)
+		return;
+	/* copy width-1 code points, then the ellipsis */
+	for (size_t cp = 0; *s; s++) {
+		if (((unsigned char)*s & 0xC0) != 0x80 && cp++ == width - 1)
+			break;
+		strbuf_addch(sb, *s);
+	}
+	strbuf_addstr(sb, "\xe2\x80\xa6");
+}
+
+void
+fmt_mib(char *buf, size_t size, double bytes)
+{
+	snprintf(buf, size, "%.0fMiB", floor(bytes / 1048576.0));
+}
+
+void
+fmt_bytes(char *buf, size_t size, double bytes)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	int u = 0;
+
+	while (bytes >= 1024 && u < 5) {
+		bytes /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%.0f B", bytes);
+	else
+		snprintf(buf, size,
+		         bytes < 10    ? "%.2f %s"
+		         : bytes < 100 ? "%.1f %s"
+		                       : "%.0f %s",
+		         bytes, unit[u]);
+}
+
+void
+fmt_bytes_short(char *buf, size_t size, double bytes)
+{
+	static const char unit[] = "BKMGTP";
+	int u = 0;
+
+	while (bytes >= 999.5 && u < 5) {
+		bytes /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%.0fB", bytes);
+	else
+		snprintf(buf, size, bytes < 9.95 ? "%.1f%c" : "%.0f%c", bytes, unit[u]);
+}
+
+void
+fmt_duration(char *buf, size_t size, double seconds)
+{
+	long s = seconds > 0 ? (long)seconds : 0;
+
+	if (s < 60)
+		snprintf(buf, size, "%lds", s);
+	else if (s < 3600)
+		snprintf(buf, size, "%ld:%02ld", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, size, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+	else
+		snprintf(buf, size, "%ldd%02ldh", s / 86400, s / 3600 % 24);
+}

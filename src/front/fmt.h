@@ -1,0 +1,58 @@
+/*
+ * Shared formatting for the text front ends: the terminal (width, colour),
+ * ANSI styles, and values with units (bytes, durations, percentages).
+ */
+#ifndef GPUSCOPE_FMT_H
+#define GPUSCOPE_FMT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct strbuf;
+
+enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
+
+struct term {
+	bool color; /* emit ANSI styles */
+	int width;  /* columns to fit in */
+};
+
+/*
+ * Decide colour and width for output on fd: colour when fd is a terminal,
+ * NO_COLOR is unset or empty and TERM is not "dumb" (or as mode forces);
+ * width from the terminal, else $COLUMNS, else 80, never below 80.
+ */
+void term_detect(struct term *t, int fd, enum color_mode mode);
+
+enum style {
+	ST_NONE = 0,
+	ST_BOLD,
+	ST_DIM,
+	ST_RED,
+	ST_YELLOW,
+	ST_GREEN,
+	ST_CYAN,
+	ST_INVERSE,
+};
+
+/* Append text in a style (plain when t->color is off). */
+void fmt_styled(struct strbuf *sb, const struct term *t, enum style st, const char *text);
+
+/* Width of a UTF-8 string in columns (one per code point). */
+size_t fmt_width(const char *s);
+/*
+ * Append s cut or padded to exactly width columns; a cut string ends in
+ * "…" (or "+" when ascii_only). right aligns to the right.
+ */
+void fmt_cell(struct strbuf *sb, const char *s, size_t width, bool right);
+
+/* "81559MiB" style: whole MiB, as nvidia-smi prints memory. */
+void fmt_mib(char *buf, size_t size, double bytes);
+/* "15.3 GiB" style with the largest fitting binary unit. */
+void fmt_bytes(char *buf, size_t size, double bytes);
+/* "18.2G", "525M", "4.0K": three significant digits and a one-letter binary unit */
+void fmt_bytes_short(char *buf, size_t size, double bytes);
+/* "59s", "12:34", "1:02:03", "3d04h" */
+void fmt_duration(char *buf, size_t size, double seconds);
+
+#endif

@@ -1,0 +1,387 @@
+/*
+ * The status document in JSON: numbers as numbers, units in key names,
+ * null for anything that could not be read.
+ */
+#include "json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/fields.h"
+#include "../core/gpu.h"
+#include "../core/strbuf.h"
+#include "../core/xalloc.h"
+
+void
+json_str(struct strbuf *sb, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	strbuf_addch(sb, '"');
+	while (*p) {
+		unsigned char c = *p;
+		size_t n = 0;
+
+		if (c == '"' || c == '\\') {
+			strbuf_addch(sb, '\\');
+			strbuf_addch(sb, (char)c);
+			p++;
+			continue;
+		}
+		if (c < 0x20) {
+			switch (c) {
+			case '\n':
+				strbuf_addstr(sb, "\\n");
+				break;
+			case '\t':
+				strbuf_addstr(sb, "\\t");
+				break;
+			case '\r':
+				strbuf_addstr(sb, "\\r");
+				break;
+			default:
+				strbuf_addf(sb, "\\u%04x", c);
+			}
+			p++;
+			continue;
+		}
+		if (c < 0x80) {
+			strbuf_addch(sb, (char)c);
+			p++;
+			continue;
+		}
+		/* validate one UTF-8 sequence; anything else becomes U+FFFD */
+		if (c >= 0xC2 && c <= 0xDF)
+			n = 1;
+		else if (c >= 0xE0 && c <= 0xEF)
+			n = 2;
+		else if (c >= 0xF0 && c <= 0xF4)
+			n = 3;
+		for (size_t i = 1; i <= n; i++)
+			if ((p[i] & 0xC0) != 0x80)
+				n = 0;
+		if (!n) {
+			strbuf_addstr(sb, "\\ufffd");
+			p++;
+			continue;
+		}
+		strbuf_add(sb, p, n + 1);
+		p += n + 1;
+	}
+	strbuf_addch(sb, '"');
+}
+
+void
+json_num(struct strbuf *sb, double v, int decimals)
+{
+	char buf[64];
+	size_t len;
+
+	if (!isfinite(v)) {
+		strbuf_addstr(sb, "null");
+		return;
+	}
+	if (v == floor(v) && fabs(v) < 9e15) {
+		strbuf_addf(sb, "%.0f", v);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.*f", decimals > 0 ? decimals : 3, v);
+	len = strlen(buf);
+	while (len > 1 && buf[len - 1] == '0')
+		buf[--len] = '\0';
+	if (len > 1 && buf[len - 1] == '.')
+		buf[--len] = '\0';
+	if (!strcmp(buf, "-0"))
+		strbuf_addstr(sb, "0");
+	else
+		strbuf_addstr(sb, buf);
+}
+
+/* A small writer that tracks commas and indentation. */
+struct jw {
+	struct strbuf *sb;
+	bool pretty;
+	int depth;
+	bool first; /* no member written yet at this depth */
+};
+
+static void
+jw_newline(struct jw *w)
+{
+	if (!w->pretty)
+		return;
+	strbuf_addch(w->sb, '\n');
+	strbuf_addchars(w->sb, ' ', (size_t)w->depth * 2);
+}
+
+static void
+jw_key(struct jw *w, const char *key)
+{
+	if (!w->first)
+		strbuf_addch(w->sb, ',');
+	w->first = false;
+	jw_newline(w);
+	if (key) {
+		json_str(w->sb, key);
+		strbuf_addstr(w->sb, w->pretty ? ": " : ":");
+	}
+}
+
+static void
+jw_open(struct jw *w, const char *key, char brace)
+{
+	jw_key(w, key);
+	strbuf_addch(w->sb, brace);
+	w->depth++;
+	w->first = true;
+}
+
+static void
+jw_close(struct jw *w, char brace)
+{
+	bool empty = w->first;
+
+	w->depth--;
+	if (!empty)
+		jw_newline(w);
+	strbuf_addch(w->sb, brace);
+	w->first = false;
+}
+
+static void
+jw_string(struct jw *w, const char *key, const char *s)
+{
+	jw_key(w, key);
+	if (s && *s)
+		json_str(w->sb, s);
+	else
+		strbuf_addstr(w->sb, "null");
+}
+
+static void
+jw_number(struct jw *w, const char *key, bool known, double v, int decimals)
+{
+	jw_key(w, key);
+	if (known)
+		json_num(w->sb, v, decimals);
+	else
+		strbuf_addstr(w->sb, "null");
+}
+
+static void
+jw_bool(struct jw *w, const char *key, bool known, bool v)
+{
+	jw_key(w, key);
+	strbuf_addstr(w->sb, !known ? "null" : v ? "true" : "false");
+}
+
+static void
+jw_reasons(struct jw *w, const char *key, const struct gpu_device *d, enum gpu_field f)
+{
+	const struct flag_name *names;
+	unsigned nr;
+	uint64_t mask;
+	bool first = true;
+
+	jw_key(w, key);
+	if (!dev_has(d, f)) {
+		strbuf_addstr(w->sb, "null");
+		return;
+	}
+	mask = (uint64_t)d->v[f];
+	names = clock_reason_names(&nr);
+	strbuf_addch(w->sb, '[');
+	for (unsigned i = 0; i < nr; i++) {
+		if (!(mask & names[i].bit))
+			continue;
+		if (!first)
+			strbuf_addstr(w->sb, w->pretty ? ", " : ",");
+		first = false;
+		json_str(w->sb, names[i].key);
+	}
+	strbuf_addch(w->sb, ']');
+}
+
+static void
+iso_time(char *buf, size_t size, double t)
+{
+	time_t s = (time_t)floor(t);
+	struct tm tm;
+	char base[32];
+
+	gmtime_r(&s, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, size, "%s.%03dZ", base, (int)((t - floor(t)) * 1000) % 1000);
+}
+
+static void
+write_device(struct jw *w, const struct gpu_device *d)
+{
+	char buf[32];
+
+	jw_open(w, NULL, '{');
+	jw_number(w, "index", true, d->index, 0);
+	jw_string(w, "vendor", vendor_key(d->vendor));
+	jw_string(w, "state", dev_state_key(d->state));
+	jw_string(w, "state_message", d->state == DEV_OK ? NULL : d->state_msg);
+	jw_string(w, "name", d->name);
+	jw_string(w, "uuid", d->uuid);
+	jw_string(w, "serial", d->serial);
+	jw_string(w, "pci_bus_id", d->pci_bus_id);
+	snprintf(buf, sizeof(buf), "0x%08X", d->pci_device_id);
+	jw_string(w, "pci_device_id", d->pci_valid ? buf : NULL);
+	snprintf(buf, sizeof(buf), "0x%08X", d->pci_subsys_id);
+	jw_string(w, "pci_subsystem_id", d->pci_valid ? buf : NULL);
+	jw_string(w, "driver", d->driver);
+	jw_string(w, "vbios_version", d->vbios);
+	jw_string(w, "inforom_image_version", d->inforom);
+	jw_string(w, "board_part_number", d->board_part);
+	jw_string(w, "brand", d->brand);
+	jw_string(w, "architecture", d->architecture);
+	jw_string(w, "compute_capability", d->compute_cap);
+	jw_string(w, "memory_source", d->mem_source);
+	for (int f = 0; f < GF__COUNT; f++) {
+		const struct field_info *fi = field_info((enum gpu_field)f);
+
+		switch (fi->kind) {
+		case FK_BOOL:
+			jw_bool(w, fi->key, dev_has(d, (enum gpu_field)f), d->v[f] != 0);
+			break;
+		case FK_BITMASK:
+			jw_reasons(w, fi->key, d, (enum gpu_field)f);
+			break;
+		case FK_ENUM:
+			if (f == GF_PSTATE) {
+				snprintf(buf, sizeof(buf), "P%.0f", d->v[f]);
+				jw_string(w, fi->key, dev_has(d, GF_PSTATE) ? buf : NULL);
+			} else if (f == GF_COMPUTE_MODE) {
+				jw_string(w, fi->key,
+				          dev_has(d, GF_COMPUTE_MODE)
+				                  ? compute_mode_key((int)d->v[f])
+				                  : NULL);
+			} else {
+				jw_number(w, fi->key, dev_has(d, (enum gpu_field)f), d->v[f], 0);
+			}
+			break;
+		default:
+			jw_number(w, fi->key, dev_has(d, (enum gpu_field)f), d->v[f], fi->decimals);
+		}
+	}
+	jw_close(w, '}');
+}
+
+static const char *
+proc_type_key(unsigned type)
+{
+	if (type & PROC_MPS)
+		return "mps";
+	if ((type & PROC_COMPUTE) && (type & PROC_GRAPHICS))
+		return "compute+graphics";
+	if (type & PROC_GRAPHICS)
+		return "graphics";
+	return "compute";
+}
+
+static const char *
+host_key(enum proc_host h)
+{
+	switch (h) {
+	case PHOST_OK:
+		return "ok";
+	case PHOST_PARTIAL:
+		return "partial";
+	case PHOST_NOT_VISIBLE:
+		return "not_visible";
+	case PHOST_UNREAD:
+		break;
+	}
+	return "unread";
+}
+
+static void
+write_proc(struct jw *w, const struct gpu_snapshot *snap, const struct gpu_proc *p)
+{
+	const struct gpu_device *d = &snap->dev[p->dev];
+	bool started = proc_has(p, PF_START_TIME);
+
+	jw_open(w, NULL, '{');
+	jw_number(w, "gpu_index", true, d->index, 0);
+	jw_string(w, "gpu_uuid", d->uuid);
+	jw_number(w, "pid", true, p->pid, 0);
+	jw_number(w, "namespace_pid", proc_has(p, PF_NSPID), p->v[PF_NSPID], 0);
+	jw_string(w, "type", proc_type_key(p->type));
+	jw_string(w, "host_info", host_key(p->host));
+	jw_string(w, "user", p->user);
+	jw_number(w, "uid", proc_has(p, PF_UID), p->v[PF_UID], 0);
+	jw_string(w, "name", p->name);
+	jw_string(w, "command", p->cmdline);
+	jw_number(w, "gpu_memory_bytes", proc_has(p, PF_GPU_MEM), p->v[PF_GPU_MEM], 0);
+	jw_number(w, "sm_utilization_percent", proc_has(p, PF_SM_UTIL), p->v[PF_SM_UTIL], 1);
+	jw_number(w, "memory_utilization_percent", proc_has(p, PF_MEM_UTIL), p->v[PF_MEM_UTIL], 1);
+	jw_number(w, "encoder_utilization_percent", proc_has(p, PF_ENC_UTIL), p->v[PF_ENC_UTIL], 1);
+	jw_number(w, "decoder_utilization_percent", proc_has(p, PF_DEC_UTIL), p->v[PF_DEC_UTIL], 1);
+	jw_number(w, "gpu_instance_id", proc_has(p, PF_GPU_INSTANCE), p->v[PF_GPU_INSTANCE], 0);
+	jw_number(w, "compute_instance_id", proc_has(p, PF_COMPUTE_INSTANCE),
+	          p->v[PF_COMPUTE_INSTANCE], 0);
+	jw_number(w, "cpu_percent", proc_has(p, PF_CPU_PERCENT), p->v[PF_CPU_PERCENT], 1);
+	jw_number(w, "cpu_time_seconds", proc_has(p, PF_CPU_TIME), p->v[PF_CPU_TIME], 2);
+	jw_number(w, "rss_bytes", proc_has(p, PF_RSS), p->v[PF_RSS], 0);
+	jw_number(w, "start_time", started, p->v[PF_START_TIME], 2);
+	jw_number(w, "running_seconds", started, snap->time - p->v[PF_START_TIME], 0);
+	if (p->container) {
+		jw_open(w, "container", '{');
+		jw_string(w, "id", p->container);
+		jw_string(w, "runtime", p->container_runtime);
+		jw_string(w, "pod_uid", p->pod);
+		jw_close(w, '}');
+	} else {
+		jw_string(w, "container", NULL);
+	}
+	jw_string(w, "cgroup", p->cgroup);
+	jw_close(w, '}');
+}
+
+void
+json_status(struct strbuf *sb, const struct gpu_snapshot *snap, bool pretty, bool with_procs)
+{
+	struct jw w = { sb, pretty, 0, true };
+	char iso[40], cuda[16];
+	const struct nvidia_sysinfo *nv = &snap->nvidia;
+
+	jw_open(&w, NULL, '{');
+	jw_string(&w, "schema", JSON_STATUS_SCHEMA);
+	jw_string(&w, "gpuscope_version", GPUSCOPE_VERSION);
+	jw_number(&w, "time", true, snap->time, 3);
+	iso_time(iso, sizeof(iso), snap->time);
+	jw_string(&w, "time_iso", iso);
+	jw_string(&w, "hostname", snap->hostname);
+	jw_bool(&w, "simulated", true, snap->simulated);
+	jw_open(&w, "nvidia", '{');
+	jw_string(&w, "driver_version", nv->driver_version);
+	snprintf(cuda, sizeof(cuda), "%d.%d", nv->cuda_version / 1000,
+	         nv->cuda_version % 1000 / 10);
+	jw_string(&w, "cuda_driver_version", nv->cuda_version ? cuda : NULL);
+	jw_string(&w, "nvml_version", nv->nvml_version);
+	jw_string(&w, "library", nv->library);
+	jw_close(&w, '}');
+	jw_open(&w, "gpus", '[');
+	for (size_t i = 0; i < snap->nr_dev; i++)
+		write_device(&w, &snap->dev[i]);
+	jw_close(&w, ']');
+	if (with_procs) {
+		jw_open(&w, "processes", '[');
+		for (size_t i = 0; i < snap->nr_proc; i++)
+			write_proc(&w, snap, &snap->proc[i]);
+		jw_close(&w, ']');
+	}
+	jw_open(&w, "notes", '[');
+	for (size_t i = 0; i < snap->nr_note; i++) {
+		jw_key(&w, NULL);
+		json_str(sb, snap->note[i]);
+	}
+	jw_close(&w, ']');
+	jw_close(&w, '}');
+	strbuf_addch(sb, '\n');
+}

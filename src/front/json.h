@@ -1,0 +1,28 @@
+/*
+ * JSON output: a few writer helpers, and the status document whose schema
+ * docs/json-schema.md describes (schema "gpuscope.status/1").
+ */
+#ifndef GPUSCOPE_JSON_H
+#define GPUSCOPE_JSON_H
+
+#include <stdbool.h>
+
+struct strbuf;
+struct gpu_snapshot;
+
+#define JSON_STATUS_SCHEMA "gpuscope.status/1"
+
+/* Append s as a JSON string (quoted, escaped; invalid UTF-8 bytes become U+FFFD). */
+void json_str(struct strbuf *sb, const char *s);
+/* Append a number with at most decimals digits after the point, trailing zeros dropped; NaN/inf →
+ * null. */
+void json_num(struct strbuf *sb, double v, int decimals);
+
+/*
+ * Append the status document for snap. pretty: indented, one key per line;
+ * else one line (newline-delimited JSON friendly). with_procs: include the
+ * "processes" array.
+ */
+void json_status(struct strbuf *sb, const struct gpu_snapshot *snap, bool pretty, bool with_procs);
+
+#endif

@@ -1,0 +1,635 @@
+/*
+ * The human-readable status: fits 80 columns, uses more when the terminal
+ * has them, colours what needs attention, and prints "-" for anything that
+ * could not be read.
+ */
+#include "table.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "fmt.h"
+#include "../core/fields.h"
+#include "../core/gpu.h"
+#include "../core/strbuf.h"
+#include "../core/xalloc.h"
+
+#define NA "-"
+
+/* Value of f with decimals digits and a suffix, or "-". */
+static const char *
+val(char *buf, size_t size, const struct gpu_device *d, enum gpu_field f, int decimals,
+    const char *suffix)
+{
+	if (!dev_has(d, f))
+		return NA;
+	snprintf(buf, size, "%.*f%s", decimals, d->v[f], suffix);
+	return buf;
+}
+
+/* A line under construction: its bytes, and how many columns they show. */
+struct line {
+	struct strbuf sb;
+	size_t width;
+};
+
+static void
+put(struct line *l, const struct term *t, enum style st, const char *text)
+{
+	fmt_styled(&l->sb, t, st, text);
+	l->width += fmt_width(text);
+}
+
+/* "label value" (label dim), then padding to at least min columns from where it began */
+static void
+item(struct line *l, const struct term *t, const char *label, const char *value, enum style st,
+     size_t min)
+{
+	size_t start = l->width;
+
+	if (label) {
+		put(l, t, ST_DIM, label);
+		put(l, t, ST_NONE, " ");
+	}
+	put(l, t, st, value);
+	if (l->width - start < min) {
+		strbuf_addchars(&l->sb, ' ', min - (l->width - start));
+		l->width = start + min;
+	}
+}
+
+static void
+gap(struct line *l)
+{
+	strbuf_addstr(&l->sb, "  ");
+	l->width += 2;
+}
+
+static void
+end_line(struct strbuf *sb)
+{
+	strbuf_rtrim(sb);
+	strbuf_addch(sb, '\n');
+}
+
+static void
+emit(struct strbuf *sb, struct line *l)
+{
+	strbuf_rtrim(&l->sb);
+	strbuf_addbuf(sb, &l->sb);
+	strbuf_addch(sb, '\n');
+	strbuf_reset(&l->sb);
+	l->width = 0;
+}
+
+static void
+header(struct strbuf *sb, const struct gpu_snapshot *snap, const struct term *t)
+{
+	const struct nvidia_sysinfo *nv = &snap->nvidia;
+	char when[64];
+	time_t s = (time_t)snap->time;
+	struct tm tm;
+
+	if (snap->simulated) {
+		fmt_styled(
+		        sb, t, ST_INVERSE,
+		        " SIMULATED: a fake NVIDIA driver answers (--demo or a test scenario); these are not real GPUs ");
+		strbuf_addch(sb, '\n');
+	}
+	localtime_r(&s, &tm);
+	strftime(when, sizeof(when), "%a %Y-%m-%d %H:%M:%S %Z", &tm);
+	fmt_styled(sb, t, ST_BOLD, snap->hostname[0] ? snap->hostname : "(unknown host)");
+	strbuf_addf(sb, "  %s  gpuscope %s\n", when, GPUSCOPE_VERSION);
+	if (nv->driver_version[0] || nv->cuda_version || nv->nvml_version[0]) {
+		strbuf_addf(sb, "NVIDIA driver %s",
+		            nv->driver_version[0] ? nv->driver_version : NA);
+		if (nv->cuda_version)
+			strbuf_addf(sb, "  CUDA %d.%d", nv->cuda_version / 1000,
+			            nv->cuda_version % 1000 / 10);
+		else
+			strbuf_addstr(sb, "  CUDA " NA);
+		strbuf_addf(sb, "  NVML %s\n", nv->nvml_version[0] ? nv->nvml_version : NA);
+	}
+}
+
+static enum style
+temp_style(const struct gpu_device *d)
+{
+	double slow = dev_has(d, GF_TEMP_SLOWDOWN) ? d->v[GF_TEMP_SLOWDOWN] : 90;
+
+	if (!dev_has(d, GF_TEMP_GPU))
+		return ST_NONE;
+	if (d->v[GF_TEMP_GPU] >= slow - 5)
+		return ST_RED;
+	if (d->v[GF_TEMP_GPU] >= slow - 15)
+		return ST_YELLOW;
+	return ST_NONE;
+}
+
+static const char *
+state_word(enum dev_state st)
+{
+	switch (st) {
+	case DEV_LOST:
+		return "LOST";
+	case DEV_RESET_REQUIRED:
+		return "RESET REQUIRED";
+	case DEV_NOT_RESPONDING:
+		return "NOT RESPONDING";
+	case DEV_NO_PERMISSION:
+		return "NO PERMISSION";
+	case DEV_ERROR:
+		return "ERROR";
+	case DEV_OK:
+		break;
+	}
+	return "ok";
+}
+
+/* index, name, bus id, then the performance state and power, or the state of a failed GPU */
+static void
+gpu_identity(struct line *l, const struct gpu_device *d, const struct term *t, size_t name_w)
+{
+	char buf[64], a[16], b[16];
+	struct strbuf name = STRBUF_INIT;
+	bool near_cap;
+
+	snprintf(buf, sizeof(buf), "%3u", d->index);
+	put(l, t, ST_BOLD, buf);
+	gap(l);
+	fmt_cell(&name, d->name[0] ? d->name : "(unknown GPU)", name_w, false);
+	put(l, t, ST_BOLD, name.buf);
+	strbuf_release(&name);
+	gap(l);
+	item(l, t, NULL, d->pci_bus_id[0] ? d->pci_bus_id : NA, ST_NONE, 16);
+	gap(l);
+	if (d->state != DEV_OK) {
+		put(l, t, ST_RED, state_word(d->state));
+		return;
+	}
+	if (dev_has(d, GF_PSTATE))
+		snprintf(buf, sizeof(buf), "P%.0f", d->v[GF_PSTATE]);
+	else
+		snprintf(buf, sizeof(buf), "%s", NA);
+	item(l, t, NULL, buf, ST_NONE, 3);
+	gap(l);
+	snprintf(buf, sizeof(buf), "%s / %s W", val(a, sizeof(a), d, GF_POWER_DRAW, 0, ""),
+	         val(b, sizeof(b), d, GF_POWER_LIMIT, 0, ""));
+	near_cap = dev_has(d, GF_POWER_DRAW) && dev_has(d, GF_POWER_LIMIT) &&
+	           d->v[GF_POWER_DRAW] >= 0.97 * d->v[GF_POWER_LIMIT];
+	item(l, t, "Power", buf, near_cap ? ST_YELLOW : ST_NONE, 19);
+	gap(l);
+	item(l, t, "Fan", val(a, sizeof(a), d, GF_FAN, 0, "%"), ST_NONE, 0);
+}
+
+static void
+gpu_thermal_memory(struct line *l, const struct gpu_device *d, const struct term *t)
+{
+	char buf[64], a[24];
+	double pct = NAN;
+	enum style mst = ST_NONE;
+
+	strbuf_addstr(&l->sb, "     ");
+	l->width += 5;
+	if (dev_has(d, GF_TEMP_SLOWDOWN))
+		snprintf(buf, sizeof(buf), "%s (slowdown %.0f°C)",
+		         val(a, sizeof(a), d, GF_TEMP_GPU, 0, "°C"), d->v[GF_TEMP_SLOWDOWN]);
+	else
+		snprintf(buf, sizeof(buf), "%s", val(a, sizeof(a), d, GF_TEMP_GPU, 0, "°C"));
+	item(l, t, "Temp", buf, temp_style(d), 26);
+	gap(l);
+	if (dev_has(d, GF_MEM_USED) && dev_has(d, GF_MEM_TOTAL)) {
+		snprintf(buf, sizeof(buf), "%.0f / %.0f MiB", floor(d->v[GF_MEM_USED] / 1048576.0),
+		         floor(d->v[GF_MEM_TOTAL] / 1048576.0));
+		if (d->v[GF_MEM_TOTAL] > 0)
+			pct = 100.0 * d->v[GF_MEM_USED] / d->v[GF_MEM_TOTAL];
+		mst = isnan(pct) ? ST_NONE : pct >= 95 ? ST_RED : pct >= 80 ? ST_YELLOW : ST_NONE;
+	} else {
+		snprintf(buf, sizeof(buf), "%s", NA);
+	}
+	item(l, t, "Mem", buf, mst, 0);
+	if (dev_has(d, GF_MEM_RESERVED)) {
+		snprintf(buf, sizeof(buf), " +%.0f MiB reserved",
+		         floor(d->v[GF_MEM_RESERVED] / 1048576.0));
+		put(l, t, ST_DIM, buf);
+	} else if (!strcmp(d->mem_source, "v1")) {
+		put(l, t, ST_DIM, " (old driver: includes reserved)");
+	}
+}
+
+static void
+gpu_activity(struct line *l, const struct gpu_device *d, const struct term *t)
+{
+	char buf[64], a[16], b[16];
+
+	strbuf_addstr(&l->sb, "     ");
+	l->width += 5;
+	item(l, t, "Util", val(a, sizeof(a), d, GF_UTIL_GPU, 0, "%"), ST_NONE, 10);
+	item(l, t, "Mem", val(a, sizeof(a), d, GF_UTIL_MEM, 0, "%"), ST_NONE, 9);
+	item(l, t, "Enc", val(a, sizeof(a), d, GF_UTIL_ENC, 0, "%"), ST_NONE, 9);
+	item(l, t, "Dec", val(a, sizeof(a), d, GF_UTIL_DEC, 0, "%"), ST_NONE, 8);
+	gap(l);
+	snprintf(buf, sizeof(buf), "%s / %s MHz", val(a, sizeof(a), d, GF_CLOCK_SM, 0, ""),
+	         val(b, sizeof(b), d, GF_CLOCK_MAX_SM, 0, ""));
+	item(l, t, "SM", buf, ST_NONE, 0);
+}
+
+static void
+link_str(char *buf, size_t size, const struct gpu_device *d, enum gpu_field gen,
+         enum gpu_field width)
+{
+	char g[8], w[8];
+
+	snprintf(buf, size, "Gen%s x%s", val(g, sizeof(g), d, gen, 0, ""),
+	         val(w, sizeof(w), d, width, 0, ""));
+}
+
+static void
+gpu_modes(struct line *l, const struct gpu_device *d, const struct term *t)
+{
+	char buf[96], now[40], max[40];
+	bool busy = dev_has(d, GF_UTIL_GPU) && d->v[GF_UTIL_GPU] >= 50;
+	bool degraded = (dev_has(d, GF_PCIE_GEN) && dev_has(d, GF_PCIE_GEN_MAX) &&
+	                 d->v[GF_PCIE_GEN] < d->v[GF_PCIE_GEN_MAX]) ||
+	                (dev_has(d, GF_PCIE_WIDTH) && dev_has(d, GF_PCIE_WIDTH_MAX) &&
+	                 d->v[GF_PCIE_WIDTH] < d->v[GF_PCIE_WIDTH_MAX]);
+
+	strbuf_addstr(&l->sb, "     ");
+	l->width += 5;
+	link_str(now, sizeof(now), d, GF_PCIE_GEN, GF_PCIE_WIDTH);
+	link_str(max, sizeof(max), d, GF_PCIE_GEN_MAX, GF_PCIE_WIDTH_MAX);
+	snprintf(buf, sizeof(buf), "%s (max %s)", now, max);
+	/* below its maximum while idle is power saving; under load it costs bandwidth */
+	item(l, t, "PCIe", buf, busy && degraded ? ST_YELLOW : ST_NONE, 31);
+	item(l, t, "Persistence",
+	     !dev_has(d, GF_PERSISTENCE) ? NA
+	     : d->v[GF_PERSISTENCE]      ? "on"
+	                                 : "off",
+	     ST_NONE, 17);
+	item(l, t, "MIG",
+	     !dev_has(d, GF_MIG_MODE) ? NA
+	     : d->v[GF_MIG_MODE]      ? "on"
+	                              : "off",
+	     ST_NONE, 0);
+	if (dev_has(d, GF_COMPUTE_MODE) && d->v[GF_COMPUTE_MODE] != CM_DEFAULT) {
+		const char *cm = compute_mode_key((int)d->v[GF_COMPUTE_MODE]);
+
+		gap(l);
+		item(l, t, "Compute", cm ? cm : NA, ST_YELLOW, 0);
+	}
+}
+
+/*
+ * One GPU: four lines at 80 columns; on a terminal wide enough for two of
+ * them side by side, two lines.
+ */
+static void
+gpu_block(struct strbuf *sb, const struct gpu_device *d, const struct term *t, size_t name_w)
+{
+	struct line l[4];
+	size_t n = d->state == DEV_OK ? 4 : 1, col = 0, right = 0;
+
+	for (size_t i = 0; i < 4; i++) {
+		strbuf_init(&l[i].sb, 0);
+		l[i].width = 0;
+	}
+	gpu_identity(&l[0], d, t, name_w);
+	if (n > 1) {
+		gpu_thermal_memory(&l[1], d, t);
+		gpu_activity(&l[2], d, t);
+		gpu_modes(&l[3], d, t);
+	}
+	if (n == 4) {
+		col = l[0].width > l[1].width ? l[0].width : l[1].width;
+		right = l[2].width > l[3].width ? l[2].width : l[3].width;
+	}
+	if (n == 4 && col + 2 + right - 5 <= (size_t)t->width) {
+		/* side by side: 0|2 and 1|3 */
+		for (size_t i = 0; i < 2; i++) {
+			struct line *left = &l[i], *right_line = &l[i + 2];
+
+			strbuf_addchars(&left->sb, ' ', col + 2 - left->width);
+			/* drop the right line's indent */
+			strbuf_add(&left->sb, right_line->sb.buf + 5, right_line->sb.len - 5);
+			emit(sb, left);
+		}
+	} else {
+		for (size_t i = 0; i < n; i++)
+			emit(sb, &l[i]);
+	}
+	for (size_t i = 0; i < 4; i++)
+		strbuf_release(&l[i].sb);
+}
+
+/* Lines that appear only when something needs attention. */
+static void
+gpu_alerts(struct strbuf *sb, const struct gpu_device *d, const struct term *t)
+{
+	struct strbuf line = STRBUF_INIT;
+
+	if (d->state != DEV_OK) {
+		strbuf_addstr(sb, "     ");
+		fmt_styled(sb, t, ST_RED, d->state_msg[0] ? d->state_msg : dev_state_key(d->state));
+		end_line(sb);
+		return;
+	}
+	if (dev_has(d, GF_CLOCK_REASONS)) {
+		uint64_t mask = (uint64_t)d->v[GF_CLOCK_REASONS];
+		uint64_t bad = CR_HW_SLOWDOWN | CR_HW_THERMAL | CR_HW_POWER_BRAKE | CR_SW_THERMAL;
+		const struct flag_name *names;
+		unsigned nr;
+
+		/* idle is benign, and so are clocks someone chose to set */
+		mask &= ~(uint64_t)(CR_GPU_IDLE | CR_DISPLAY_CLOCKS);
+		names = clock_reason_names(&nr);
+		for (unsigned i = 0; i < nr; i++)
+			if (mask & names[i].bit)
+				strbuf_addf(&line, "%s%s", line.len ? ", " : "", names[i].label);
+		if (line.len) {
+			strbuf_addstr(sb, "     ");
+			fmt_styled(sb, t, ST_DIM, "Clocks held down:");
+			strbuf_addch(sb, ' ');
+			fmt_styled(sb, t, mask & bad ? ST_RED : ST_YELLOW, line.buf);
+			end_line(sb);
+		}
+	}
+	strbuf_reset(&line);
+	if (dev_has(d, GF_ECC_UNCORR_VOLATILE) && d->v[GF_ECC_UNCORR_VOLATILE] > 0)
+		strbuf_addf(&line, "%.0f uncorrected since boot", d->v[GF_ECC_UNCORR_VOLATILE]);
+	if (dev_has(d, GF_ECC_UNCORR_AGGREGATE) && d->v[GF_ECC_UNCORR_AGGREGATE] > 0)
+		strbuf_addf(&line, "%s%.0f uncorrected in its life", line.len ? ", " : "",
+		            d->v[GF_ECC_UNCORR_AGGREGATE]);
+	if (dev_has(d, GF_ECC_CORR_VOLATILE) && d->v[GF_ECC_CORR_VOLATILE] > 0)
+		strbuf_addf(&line, "%s%.0f corrected since boot", line.len ? ", " : "",
+		            d->v[GF_ECC_CORR_VOLATILE]);
+	if (dev_has(d, GF_RETIRED_PENDING) && d->v[GF_RETIRED_PENDING])
+		strbuf_addf(&line, "%spage retirement pending (reboot)", line.len ? ", " : "");
+	if (dev_has(d, GF_REMAP_PENDING) && d->v[GF_REMAP_PENDING])
+		strbuf_addf(&line, "%srow remap pending (reset the GPU)", line.len ? ", " : "");
+	if (dev_has(d, GF_REMAP_FAILURE) && d->v[GF_REMAP_FAILURE])
+		strbuf_addf(&line, "%srow remapping FAILED (service the GPU)",
+		            line.len ? ", " : "");
+	if (line.len) {
+		bool severe =
+		        (dev_has(d, GF_ECC_UNCORR_VOLATILE) && d->v[GF_ECC_UNCORR_VOLATILE] > 0) ||
+		        (dev_has(d, GF_REMAP_FAILURE) && d->v[GF_REMAP_FAILURE]);
+
+		strbuf_addstr(sb, "     ");
+		fmt_styled(sb, t, ST_DIM, "ECC:");
+		strbuf_addch(sb, ' ');
+		fmt_styled(sb, t, severe ? ST_RED : ST_YELLOW, line.buf);
+		end_line(sb);
+	}
+	strbuf_release(&line);
+}
+
+const char *
+table_proc_type(unsigned type)
+{
+	if (type & PROC_MPS)
+		return "M";
+	if ((type & PROC_COMPUTE) && (type & PROC_GRAPHICS))
+		return "C+G";
+	if (type & PROC_GRAPHICS)
+		return "G";
+	return "C";
+}
+
+/* process table columns */
+enum pcol {
+	PC_GPU,
+	PC_PID,
+	PC_TYPE,
+	PC_USER,
+	PC_GPUMEM,
+	PC_SM,
+	PC_ENCDEC,
+	PC_CPU,
+	PC_RSS,
+	PC_TIME,
+	PC_CTR,
+	PC__COUNT
+};
+
+struct pcol_def {
+	const char *title;
+	size_t width;
+	bool right;
+};
+
+static const struct pcol_def pcols[PC__COUNT] = {
+	[PC_GPU] = { "GPU", 3, true },         [PC_PID] = { "PID", 7, true },
+	[PC_TYPE] = { "Type", 4, false },      [PC_USER] = { "User", 8, false },
+	[PC_GPUMEM] = { "GPU-Mem", 9, true },  [PC_SM] = { "SM%", 3, true },
+	[PC_ENCDEC] = { "Enc/Dec", 7, true },  [PC_CPU] = { "CPU%", 5, true },
+	[PC_RSS] = { "RSS", 6, true },         [PC_TIME] = { "Time", 8, true },
+	[PC_CTR] = { "Container", 12, false },
+};
+
+static void
+proc_cell(char *buf, size_t size, const struct gpu_snapshot *snap, const struct gpu_proc *p,
+          enum pcol c)
+{
+	const struct gpu_device *d = &snap->dev[p->dev];
+	char a[16], b[16];
+
+	switch (c) {
+	case PC_GPU:
+		snprintf(buf, size, "%u", d->index);
+		break;
+	case PC_PID:
+		snprintf(buf, size, "%u", p->pid);
+		break;
+	case PC_TYPE:
+		snprintf(buf, size, "%s", table_proc_type(p->type));
+		break;
+	case PC_USER:
+		snprintf(buf, size, "%s",
+		         p->user                        ? p->user
+		         : p->host == PHOST_NOT_VISIBLE ? "?"
+		                                        : NA);
+		break;
+	case PC_GPUMEM:
+		if (proc_has(p, PF_GPU_MEM))
+			fmt_mib(buf, size, p->v[PF_GPU_MEM]);
+		else
+			snprintf(buf, size, NA);
+		break;
+	case PC_SM:
+		if (proc_has(p, PF_SM_UTIL))
+			snprintf(buf, size, "%.0f", p->v[PF_SM_UTIL]);
+		else
+			snprintf(buf, size, NA);
+		break;
+	case PC_ENCDEC:
+		snprintf(a, sizeof(a), "%.0f", p->v[PF_ENC_UTIL]);
+		snprintf(b, sizeof(b), "%.0f", p->v[PF_DEC_UTIL]);
+		snprintf(buf, size, "%s/%s", proc_has(p, PF_ENC_UTIL) ? a : NA,
+		         proc_has(p, PF_DEC_UTIL) ? b : NA);
+		break;
+	case PC_CPU:
+		if (proc_has(p, PF_CPU_PERCENT))
+			snprintf(buf, size, "%.1f", p->v[PF_CPU_PERCENT]);
+		else
+			snprintf(buf, size, NA);
+		break;
+	case PC_RSS:
+		if (proc_has(p, PF_RSS))
+			fmt_bytes_short(buf, size, p->v[PF_RSS]);
+		else
+			snprintf(buf, size, NA);
+		break;
+	case PC_TIME:
+		if (proc_has(p, PF_START_TIME))
+			fmt_duration(buf, size, snap->time - p->v[PF_START_TIME]);
+		else
+			snprintf(buf, size, NA);
+		break;
+	case PC_CTR:
+		snprintf(buf, size, "%s", p->container ? p->container : NA);
+		break;
+	case PC__COUNT:
+		buf[0] = '\0';
+		break;
+	}
+}
+
+/*
+ * The command line, with the directory of the program left out: at 80
+ * columns "/home/alice/venv/bin/python -u train.py" hides what matters.
+ */
+static void
+add_command(struct strbuf *sb, const struct gpu_proc *p)
+{
+	const char *cmd = p->cmdline ? p->cmdline : p->name ? p->name : NA;
+	size_t first = strcspn(cmd, " ");
+	const char *slash = memrchr(cmd, '/', first);
+
+	strbuf_addstr(sb, slash && slash[1] && slash[1] != ' ' ? slash + 1 : cmd);
+}
+
+static void
+procs_table(struct strbuf *sb, const struct gpu_snapshot *snap, const struct term *t)
+{
+	bool show[PC__COUNT];
+	bool any_ctr = false, any_media = false;
+	size_t used = 0, cmd_w;
+	/* optional columns in the order they are given up when space runs short */
+	static const enum pcol optional[] = { PC_CTR, PC_ENCDEC, PC_RSS, PC_CPU, PC_TIME };
+	const size_t min_cmd = 18;
+
+	for (size_t i = 0; i < snap->nr_proc; i++) {
+		const struct gpu_proc *p = &snap->proc[i];
+
+		any_ctr |= p->container != NULL;
+		any_media |= (proc_has(p, PF_ENC_UTIL) && p->v[PF_ENC_UTIL] > 0) ||
+		             (proc_has(p, PF_DEC_UTIL) && p->v[PF_DEC_UTIL] > 0);
+	}
+	for (int c = 0; c < PC__COUNT; c++) {
+		show[c] = true;
+		used += pcols[c].width + 1;
+	}
+	if (!any_ctr) {
+		show[PC_CTR] = false;
+		used -= pcols[PC_CTR].width + 1;
+	}
+	if (!any_media) {
+		show[PC_ENCDEC] = false;
+		used -= pcols[PC_ENCDEC].width + 1;
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(optional) && used + min_cmd > (size_t)t->width; k++) {
+		if (!show[optional[k]])
+			continue;
+		show[optional[k]] = false;
+		used -= pcols[optional[k]].width + 1;
+	}
+	cmd_w = (size_t)t->width > used ? (size_t)t->width - used : min_cmd;
+
+	strbuf_addch(sb, '\n');
+	{
+		struct strbuf h = STRBUF_INIT;
+
+		for (int c = 0; c < PC__COUNT; c++) {
+			if (!show[c])
+				continue;
+			fmt_cell(&h, pcols[c].title, pcols[c].width, pcols[c].right);
+			strbuf_addch(&h, ' ');
+		}
+		strbuf_addstr(&h, "Command");
+		fmt_styled(sb, t, ST_BOLD, h.buf);
+		strbuf_addch(sb, '\n');
+		strbuf_release(&h);
+	}
+	if (!snap->nr_proc) {
+		fmt_styled(sb, t, ST_DIM, "  no processes are using the GPUs");
+		strbuf_addch(sb, '\n');
+		return;
+	}
+	for (size_t i = 0; i < snap->nr_proc; i++) {
+		const struct gpu_proc *p = &snap->proc[i];
+		struct strbuf cmd = STRBUF_INIT;
+		char buf[64];
+
+		for (int c = 0; c < PC__COUNT; c++) {
+			if (!show[c])
+				continue;
+			proc_cell(buf, sizeof(buf), snap, p, (enum pcol)c);
+			fmt_cell(sb, buf, pcols[c].width, pcols[c].right);
+			strbuf_addch(sb, ' ');
+		}
+		if (p->host == PHOST_NOT_VISIBLE)
+			strbuf_addstr(&cmd, "(not visible from this pid namespace)");
+		else
+			add_command(&cmd, p);
+		if (p->container && !show[PC_CTR]) {
+			struct strbuf pre = STRBUF_INIT;
+
+			strbuf_addf(&pre, "[%s] %s", p->container, cmd.buf);
+			strbuf_release(&cmd);
+			cmd = pre;
+		}
+		{
+			struct strbuf cut = STRBUF_INIT;
+
+			fmt_cell(&cut, cmd.buf, cmd_w, false);
+			strbuf_rtrim(&cut);
+			fmt_styled(sb, t, p->host == PHOST_NOT_VISIBLE ? ST_DIM : ST_NONE, cut.buf);
+			strbuf_release(&cut);
+		}
+		strbuf_release(&cmd);
+		end_line(sb);
+	}
+}
+
+void
+table_status(struct strbuf *sb, const struct gpu_snapshot *snap, const struct term *t,
+             bool with_procs)
+{
+	/* the name column fits the longest name, within reason */
+	size_t name_w = 12;
+
+	for (size_t i = 0; i < snap->nr_dev; i++)
+		if (fmt_width(snap->dev[i].name) > name_w)
+			name_w = fmt_width(snap->dev[i].name);
+	if (name_w > 32)
+		name_w = 32;
+	header(sb, snap, t);
+	for (size_t i = 0; i < snap->nr_dev; i++) {
+		const struct gpu_device *d = &snap->dev[i];
+
+		strbuf_addch(sb, '\n');
+		gpu_block(sb, d, t, name_w);
+		gpu_alerts(sb, d, t);
+	}
+	if (with_procs)
+		procs_table(sb, snap, t);
+	if (snap->nr_note) {
+		strbuf_addch(sb, '\n');
+		for (size_t i = 0; i < snap->nr_note; i++) {
+			fmt_styled(sb, t, ST_YELLOW, "note:");
+			strbuf_addf(sb, " %s\n", snap->note[i]);
+		}
+	}
+}

@@ -1,0 +1,138 @@
+/*
+ * gpuscope: parse the command line and the environment into a
+ * configuration, dispatch to a subcommand, and map its result to an exit
+ * code. Nothing else happens here.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "demo.h"
+#include "core/config.h"
+#include "core/xalloc.h"
+
+static const char help_text[] =
+        "gpuscope " GPUSCOPE_VERSION
+        ": what your GPUs are, what they are doing, and who uses them\n"
+        "\n"
+        "usage: gpuscope [status] [--json] [-i ID[,ID...]] [--no-processes] [--color=WHEN]\n"
+        "       gpuscope query --query-gpu=FIELDS --format=csv[,noheader][,nounits] [-i ID]\n"
+        "       gpuscope query --query-compute-apps=FIELDS --format=csv[,noheader][,nounits]\n"
+        "       gpuscope --demo [command and options]\n"
+        "       gpuscope --version | --help\n"
+        "\n"
+        "status (the default) shows every GPU (name, bus id, temperature and its\n"
+        "slowdown point, fan, power and limit, memory used, reserved and total,\n"
+        "utilisation, clocks, PCIe link now and at best, persistence and MIG mode,\n"
+        "and throttling or ECC errors when there are any), then every process on a\n"
+        "GPU with its user, GPU memory, SM use, CPU, memory, age, container and command.\n"
+        "A value that cannot be read is shown as '-' (null in JSON), never as 0.\n"
+        "\n"
+        "status options:\n"
+        "  -j, --json          one JSON document (schema gpuscope.status/1, see docs/json-schema.md)\n"
+        "      --compact       with --json: on one line\n"
+        "  -i, --id=ID,...     only these GPUs: index, UUID (or a unique prefix), or PCI bus id\n"
+        "      --no-processes  do not list processes\n"
+        "      --color=WHEN    auto (default: on a terminal, unless NO_COLOR is set), always, never\n"
+        "      --timeout=SEC   give up on a GPU that does not answer within SEC seconds (default 5)\n"
+        "\n"
+        "query: nvidia-smi's --query-gpu and --query-compute-apps, with its field names and\n"
+        "CSV format, so scripts written for nvidia-smi keep working. 'gpuscope query\n"
+        "--help-query-gpu' lists the fields. 'gpuscope --query-gpu=...' works too.\n"
+        "\n"
+        "  --demo              run on a simulated 8-GPU H100 server (a fake NVIDIA driver\n"
+        "                      built into gpuscope); everything shown says it is simulated\n"
+        "\n"
+        "examples:\n"
+        "  gpuscope                                   the table\n"
+        "  gpuscope -i 0,GPU-5d2c --no-processes      two GPUs, no processes\n"
+        "  gpuscope --json | jq '.gpus[].memory_used_bytes'\n"
+        "  gpuscope query --query-gpu=index,name,memory.used,utilization.gpu --format=csv\n"
+        "  gpuscope query --query-compute-apps=pid,process_name,used_memory --format=csv,noheader\n"
+        "  gpuscope --demo\n"
+        "\n"
+        "environment:\n"
+        "  GPUSCOPE_NVML=PATH  load this libnvidia-ml.so.1 instead of the system's\n"
+        "  NO_COLOR            no colour\n"
+        "\n"
+        "exit status: 0 ok; 1 shown, but a GPU is lost or not responding; 2 usage error;\n"
+        "3 runtime failure; 4 no GPU, or no driver to read one (the reason is printed).\n"
+        "\n"
+        "see gpuscope(1) for more.\n";
+
+/* Fill cfg from the environment; the only place that reads it. */
+static void
+config_from_env(struct gs_config *cfg)
+{
+	const char *v;
+
+	if ((v = getenv("GPUSCOPE_NVML")) && *v)
+		cfg->nvml_path = v;
+	if ((v = getenv("GPUSCOPE_SYSFS_ROOT")) && *v)
+		cfg->sysfs_root = v;
+	if ((v = getenv("GPUSCOPE_PROC_ROOT")) && *v)
+		cfg->proc_root = v;
+	if ((v = getenv("GPUSCOPE_PASSWD")) && *v)
+		cfg->passwd_file = v;
+	if ((v = getenv("GPUSCOPE_CLOCK")) && *v) {
+		char *end;
+		double t = strtod(v, &end);
+
+		if (end != v && !*end && t > 0)
+			cfg->fixed_time = t;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct gs_config cfg;
+	bool demo = false;
+	int rc, n = 0;
+	char **args;
+
+	gs_config_init(&cfg);
+	config_from_env(&cfg);
+
+	/* global options may come before or after the subcommand */
+	args = xcalloc((size_t)argc + 2, sizeof(*args));
+	args[n++] = argv[0];
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--demo")) {
+			demo = true;
+		} else if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V")) {
+			printf("gpuscope %s\n", GPUSCOPE_VERSION);
+			free(args);
+			return EXIT_OK;
+		} else if (n == 1 && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h") ||
+		                      !strcmp(argv[i], "help"))) {
+			fputs(help_text, stdout);
+			free(args);
+			return EXIT_OK;
+		} else {
+			args[n++] = argv[i];
+		}
+	}
+	args[n] = NULL;
+
+	if (demo && demo_setup(&cfg) < 0) {
+		free(args);
+		return EXIT_RUNTIME;
+	}
+	if (n > 1 && !strcmp(args[1], "status"))
+		rc = cmd_status(n - 1, args + 1, &cfg);
+	else if (n > 1 && !strcmp(args[1], "query"))
+		rc = cmd_query(n - 1, args + 1, &cfg);
+	else if (n > 1 && !strncmp(args[1], "--query-", 8))
+		rc = cmd_query(n, args, &cfg); /* nvidia-smi's spelling: no subcommand */
+	else if (n > 1 && args[1][0] != '-') {
+		cmd_error(
+		        "'%s' is not a gpuscope command (commands: status, query); see 'gpuscope --help'",
+		        args[1]);
+		rc = EXIT_USAGE;
+	} else
+		rc = cmd_status(n, args, &cfg);
+	free(args);
+	return rc;
+}

@@ -1,0 +1,1266 @@
+#!/usr/bin/env python3
+"""
+Tests of the fake libnvidia-ml.so.1 (tests/fakenvml/) against
+docs/scenario-format.md: through NVIDIA's Python binding (pynvml), as real
+clients see it, and through raw ctypes for what pynvml hides (struct layouts,
+the two-call pattern, short buffers, NULL pointers, symbols of the legacy
+build). Prints TAP and exits non-zero when a test fails.
+
+The libraries are $O/fakenvml/{current,legacy,stubs}/libnvidia-ml.so.1, O
+defaulting to "build". The library reads its environment at nvmlInit, so each
+scenario and time runs in a child process of its own (this file, run with
+--child), which reports its checks as JSON lines.
+"""
+import ctypes
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from ctypes import (POINTER, Structure, byref, c_char_p, c_int, c_uint, c_ulonglong, c_void_p,
+                    create_string_buffer, sizeof)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SCN = os.path.join(HERE, "scenarios")
+MiB = 1 << 20
+GiB = 1 << 30
+
+SUCCESS, UNINITIALIZED, INVALID_ARGUMENT, NOT_SUPPORTED = 0, 1, 2, 3
+NO_PERMISSION, NOT_FOUND, INSUFFICIENT_SIZE, DRIVER_NOT_LOADED = 4, 6, 7, 9
+TIMEOUT, GPU_IS_LOST, RESET_REQUIRED, LIB_RM_VERSION_MISMATCH = 10, 15, 16, 18
+IN_USE, ARGUMENT_VERSION_MISMATCH, NOT_READY, UNKNOWN = 19, 25, 27, 999
+NOT_AVAILABLE = (1 << 64) - 1
+NO_INSTANCE = 0xFFFFFFFF
+
+# nvmlErrorString of NVIDIA's library, code by code
+ERROR_STRINGS = {
+    0: "Success", 1: "Uninitialized", 2: "Invalid Argument", 3: "Not Supported",
+    4: "Insufficient Permissions", 5: "Already Initialized", 6: "Not Found",
+    7: "Insufficient Size", 8: "Insufficient External Power", 9: "Driver Not Loaded",
+    10: "Timeout", 11: "Interrupt Request Issue", 12: "NVML Shared Library Not Found",
+    13: "Function Not Found", 14: "Corrupted infoROM", 15: "GPU is lost",
+    16: "GPU requires reset", 17: "GPU access blocked by the operating system",
+    18: "Driver/library version mismatch", 19: "In use by another client",
+    20: "Insufficient Memory", 21: "No data", 23: "Insufficient Resources",
+    25: "Argument version mismatch", 999: "Unknown Error", 12345: "Unknown Error",
+}
+
+
+# --- NVML's structs, as the ABI lays them out (src/backend/nvml_abi.h) ---
+
+class PciInfo(Structure):
+    _fields_ = [("busIdLegacy", ctypes.c_char * 16), ("domain", c_uint), ("bus", c_uint),
+                ("device", c_uint), ("pciDeviceId", c_uint), ("pciSubSystemId", c_uint),
+                ("busId", ctypes.c_char * 32)]
+
+
+class Memory(Structure):
+    _fields_ = [("total", c_ulonglong), ("free", c_ulonglong), ("used", c_ulonglong)]
+
+
+class MemoryV2(Structure):
+    _fields_ = [("version", c_uint), ("total", c_ulonglong), ("reserved", c_ulonglong),
+                ("free", c_ulonglong), ("used", c_ulonglong)]
+
+
+class ProcV1(Structure):
+    _fields_ = [("pid", c_uint), ("usedGpuMemory", c_ulonglong)]
+
+
+class ProcV2(Structure):
+    _fields_ = [("pid", c_uint), ("usedGpuMemory", c_ulonglong), ("gpuInstanceId", c_uint),
+                ("computeInstanceId", c_uint)]
+
+
+class ProcCc(Structure):
+    _fields_ = ProcV2._fields_ + [("usedGpuCcProtectedMemory", c_ulonglong)]
+
+
+class Sample(Structure):
+    _fields_ = [("pid", c_uint), ("timeStamp", c_ulonglong), ("smUtil", c_uint),
+                ("memUtil", c_uint), ("encUtil", c_uint), ("decUtil", c_uint)]
+
+
+class FieldValue(Structure):
+    _fields_ = [("fieldId", c_uint), ("scopeId", c_uint), ("timestamp", ctypes.c_longlong),
+                ("latencyUsec", ctypes.c_longlong), ("valueType", c_uint),
+                ("nvmlReturn", c_uint), ("value", c_ulonglong)]
+
+
+class TemperatureV1(Structure):
+    _fields_ = [("version", c_uint), ("sensorType", c_uint), ("temperature", c_int)]
+
+
+class Margin(Structure):
+    _fields_ = [("version", c_uint), ("marginTemperature", c_int)]
+
+
+MEMORY_V2 = 0x02000028
+TEMPERATURE_V1 = 0x0100000C
+MARGIN_V1 = 0x01000008
+
+
+def legacy_drops(name):
+    """Whether an old driver library lacks this name (the legacy build)."""
+    return (re.search(r"_v[0-9]+$", name) is not None or name == "nvmlInitWithFlags"
+            or "ClocksEventReasons" in name)
+
+
+def symbols():
+    with open(os.path.join(HERE, "symbols.txt")) as f:
+        return [line.strip() for line in f if line.strip()]
+
+
+def cround(x):
+    """C's round(): halves away from zero."""
+    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
+
+
+# =====================================================================
+# Child side: one scenario and environment, checks printed as JSON lines
+# =====================================================================
+
+L = None  # the fake library, through ctypes
+
+
+class Check:
+    def __init__(self, label):
+        self.label = label
+
+    def ok(self, cond, desc, diag=""):
+        print(json.dumps({"ok": bool(cond), "desc": "%s: %s" % (self.label, desc),
+                          "diag": "" if cond else diag}), flush=True)
+        return bool(cond)
+
+    def eq(self, got, want, desc):
+        return self.ok(got == want, desc, "got %r, want %r" % (got, want))
+
+    def rc(self, got, want, desc):
+        return self.ok(got == want, desc, "returned %s, want %s" % (got, want))
+
+    def raises(self, fn, code, desc):
+        import pynvml
+        try:
+            got = fn()
+        except pynvml.NVMLError as e:
+            return self.rc(e.value, code, desc)
+        return self.ok(False, desc, "returned %r, want NVML error %d" % (got, code))
+
+
+def fn(name, restype=None):
+    f = getattr(L, name)
+    if restype is not None:
+        f.restype = restype
+    return f
+
+
+def handle(i, name="nvmlDeviceGetHandleByIndex_v2"):
+    h = c_void_p()
+    rc = fn(name)(c_uint(i), byref(h))
+    if rc != SUCCESS:
+        raise RuntimeError("%s(%d) returned %d" % (name, i, rc))
+    return h
+
+
+def get_uint(name, h, *args):
+    v = c_uint(0xDEADBEEF)
+    rc = fn(name)(h, *args, byref(v))
+    return rc, v.value
+
+
+def get_ull(name, h, *args):
+    v = c_ulonglong(0)
+    rc = fn(name)(h, *args, byref(v))
+    return rc, v.value
+
+
+def get_string(name, h, length=96):
+    buf = create_string_buffer(length)
+    rc = fn(name)(h, buf, c_uint(length))
+    return rc, buf.value.decode()
+
+
+def processes(name, h, struct):
+    """The two-call pattern; returns (rc, entries, raw bytes of the buffer)."""
+    n = c_uint(0)
+    rc = fn(name)(h, byref(n), None)
+    if rc == SUCCESS:
+        return rc, [], b""
+    if rc != INSUFFICIENT_SIZE:
+        return rc, None, b""
+    # a guard of 0xAA bytes after the array shows entries that are too big
+    size = sizeof(struct) * n.value + 64
+    raw = (ctypes.c_ubyte * size)(*([0xAA] * size))
+    rc = fn(name)(h, byref(n), ctypes.cast(raw, POINTER(struct)))
+    arr = ctypes.cast(raw, POINTER(struct))
+    return rc, [arr[i] for i in range(n.value)], bytes(raw)
+
+
+def capture_stderr(call):
+    """Runs call() with file descriptor 2 going to a file; returns (result, text)."""
+    with tempfile.TemporaryFile() as f:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(f.fileno(), 2)
+        try:
+            result = call()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        f.seek(0)
+        return result, f.read().decode(errors="replace")
+
+
+# --- full.scn at t = 12, through pynvml ---
+
+def child_full_pynvml(c, args):
+    import pynvml as N
+    N.nvmlInit()
+    c.ok(N.nvmlLib is not None and N.nvmlLib._handle == L._handle,
+         "pynvml's CDLL('libnvidia-ml.so.1') is the fake (found by soname)")
+    c.eq(N.nvmlSystemGetDriverVersion(), "590.48.01", "driver_version")
+    c.eq(N.nvmlSystemGetNVMLVersion(), "13.590.48.01", "nvml_version")
+    c.eq(N.nvmlSystemGetCudaDriverVersion(), 13010, "cuda_version")
+    c.eq(N.nvmlSystemGetCudaDriverVersion_v2(), 13010, "cuda_version (_v2)")
+    c.eq(N.nvmlDeviceGetCount(), 3, "three [gpu] sections")
+
+    h = N.nvmlDeviceGetHandleByIndex(0)
+    c.eq(N.nvmlDeviceGetName(h), "NVIDIA H100 80GB HBM3", "name")
+    c.eq(N.nvmlDeviceGetUUID(h), "GPU-5d2c1a9e-0f4b-4c1e-9a61-3b7f00c0ffee", "uuid")
+    c.eq(N.nvmlDeviceGetSerial(h), "1654922006536", "serial")
+    c.eq(N.nvmlDeviceGetVbiosVersion(h), "96.00.A5.00.01", "vbios")
+    c.eq(N.nvmlDeviceGetInforomImageVersion(h), "G520.0200.00.05", "inforom_image")
+    c.eq(N.nvmlDeviceGetBoardPartNumber(h), "692-2G520-0200-000", "board_part_number")
+    pci = N.nvmlDeviceGetPciInfo(h)
+    c.eq((pci.busId, pci.busIdLegacy), ("00000000:00:09.0", "0000:00:09.0"),
+         "pci_bus_id gives busId and busIdLegacy")
+    c.eq((pci.domain, pci.bus, pci.device), (0, 0, 9), "pci_bus_id gives domain, bus, device")
+    c.eq((pci.pciDeviceId, pci.pciSubSystemId), (0x233010DE, 0x16C110DE),
+         "pci_device_id, pci_subsystem_id")
+    c.eq(N.nvmlDeviceGetCudaComputeCapability(h), (9, 0), "compute_capability")
+    c.eq(N.nvmlDeviceGetBrand(h), 2, "brand")
+    c.eq(N.nvmlDeviceGetArchitecture(h), 9, "architecture")
+    c.eq(N.nvmlDeviceGetMinorNumber(h), 3, "minor_number")
+    c.eq(N.nvmlDeviceGetIndex(h), 0, "nvmlDeviceGetIndex")
+
+    c.eq(N.nvmlDeviceGetTemperature(h, 0), 59, "temperature")
+    c.eq(N.nvmlDeviceGetTemperatureV(h, 0), 59, "temperature (nvmlDeviceGetTemperatureV)")
+    c.eq([N.nvmlDeviceGetTemperatureThreshold(h, i) for i in range(4)], [92, 89, 95, 87],
+         "temp_shutdown, temp_slowdown, temp_mem_max, temp_gpu_max are thresholds 0..3")
+    c.raises(lambda: N.nvmlDeviceGetTemperatureThreshold(h, 4), NOT_SUPPORTED,
+             "acoustic threshold: NOT_SUPPORTED")
+    c.eq(N.nvmlDeviceGetMarginTemperature(h), 28, "temp_margin")
+    c.eq(N.nvmlDeviceGetFieldValues(h, [82])[0].value.uiVal, 55, "memory_temperature: field 82")
+    c.eq(N.nvmlDeviceGetNumFans(h), 2, "num_fans")
+    c.eq(N.nvmlDeviceGetFanSpeed(h), 40, "fan_speed")
+    c.eq([N.nvmlDeviceGetFanSpeed_v2(h, i) for i in range(2)], [40, 40],
+         "fan_speed for every fan (_v2)")
+    c.raises(lambda: N.nvmlDeviceGetFanSpeed_v2(h, 2), INVALID_ARGUMENT,
+             "fan index past num_fans: INVALID_ARGUMENT")
+
+    c.eq(N.nvmlDeviceGetPowerUsage(h), 629450, "power_usage")
+    c.eq(N.nvmlDeviceGetEnforcedPowerLimit(h), 700000, "power_limit_enforced")
+    c.eq(N.nvmlDeviceGetPowerManagementLimit(h), 690000, "power_limit")
+    c.eq(N.nvmlDeviceGetPowerManagementDefaultLimit(h), 680000, "power_limit_default")
+    c.eq(N.nvmlDeviceGetPowerManagementLimitConstraints(h), [200000, 710000],
+         "power_limit_min, power_limit_max")
+    c.eq(N.nvmlDeviceGetTotalEnergyConsumption(h), 0x1C8A2F3B4, "energy (hex)")
+    fv = N.nvmlDeviceGetFieldValues(h, [185, 186, 94, 4242])
+    c.eq([(v.fieldId, v.nvmlReturn) for v in fv], [(185, 0), (186, 0), (94, 0), (4242, 3)],
+         "field values: 185, 186, 94 answered, others NOT_SUPPORTED")
+    c.eq((fv[0].value.uiVal, fv[1].value.uiVal, fv[2].value.ullVal), (629450, 588390, 9),
+         "power_usage is field 185, power_instant 186, pcie_replay 94")
+    c.eq(fv[0].timestamp, 12 * 1000000, "field timestamp: the fake's wall clock in us")
+
+    m = N.nvmlDeviceGetMemoryInfo(h)
+    c.eq((m.total, m.used, m.free), (81559 * MiB, (19818 + 479) * MiB, (81559 - 19818 - 479) * MiB),
+         "nvmlDeviceGetMemoryInfo: used includes reserved")
+    m = N.nvmlDeviceGetMemoryInfo(h, version=N.nvmlMemory_v2)
+    c.eq((m.total, m.reserved, m.used, m.free),
+         (81559 * MiB, 479 * MiB, 19818 * MiB, (81559 - 479 - 19818) * MiB),
+         "nvmlDeviceGetMemoryInfo_v2: used excludes reserved")
+    b = N.nvmlDeviceGetBAR1MemoryInfo(h)
+    c.eq((b.bar1Total, b.bar1Used, b.bar1Free), (131072 * MiB, 19819 * MiB, 111253 * MiB),
+         "bar1_total, bar1_used")
+    u = N.nvmlDeviceGetUtilizationRates(h)
+    c.eq((u.gpu, u.memory), (100, 11), "util_gpu, util_memory")
+    c.eq([N.nvmlDeviceGetEncoderUtilization(h), N.nvmlDeviceGetDecoderUtilization(h),
+          N.nvmlDeviceGetJpgUtilization(h), N.nvmlDeviceGetOfaUtilization(h)],
+         [[1, 167000], [2, 167000], [3, 167000], [4, 167000]],
+         "util_encoder, util_decoder, util_jpeg, util_ofa with a 167000 us period")
+
+    c.eq([N.nvmlDeviceGetClockInfo(h, i) for i in range(4)], [1980, 1981, 2619, 1545],
+         "clock_graphics, clock_sm, clock_mem, clock_video")
+    c.eq([N.nvmlDeviceGetClock(h, i, 0) for i in range(4)], [1980, 1981, 2619, 1545],
+         "nvmlDeviceGetClock(type, CURRENT)")
+    c.raises(lambda: N.nvmlDeviceGetClock(h, 0, 1), NOT_SUPPORTED,
+             "nvmlDeviceGetClock(type, APP_CLOCK_TARGET): NOT_SUPPORTED")
+    c.eq([N.nvmlDeviceGetMaxClockInfo(h, i) for i in range(4)], [1990, 1991, 2620, 1755],
+         "max_clock_*")
+    c.eq(N.nvmlDeviceGetPerformanceState(h), 0, "pstate")
+    c.eq((N.nvmlDeviceGetCurrentClocksEventReasons(h),
+          N.nvmlDeviceGetCurrentClocksThrottleReasons(h)), (4, 4),
+         "clocks_event_reasons under both names")
+    c.eq((N.nvmlDeviceGetSupportedClocksEventReasons(h),
+          N.nvmlDeviceGetSupportedClocksThrottleReasons(h)), (0x1FF, 0x1FF),
+         "clocks_event_reasons_supported under both names")
+
+    c.eq((N.nvmlDeviceGetCurrPcieLinkGeneration(h), N.nvmlDeviceGetMaxPcieLinkGeneration(h),
+          N.nvmlDeviceGetGpuMaxPcieLinkGeneration(h)), (3, 4, 5),
+         "pcie_gen, pcie_gen_max, pcie_gen_gpu_max")
+    c.eq((N.nvmlDeviceGetCurrPcieLinkWidth(h), N.nvmlDeviceGetMaxPcieLinkWidth(h)), (8, 16),
+         "pcie_width, pcie_width_max")
+    c.eq(N.nvmlDeviceGetPcieReplayCounter(h), 9, "pcie_replay")
+    c.eq((N.nvmlDeviceGetPcieThroughput(h, 0), N.nvmlDeviceGetPcieThroughput(h, 1)),
+         (3092, 6346), "pcie_tx, pcie_rx")
+
+    c.eq(N.nvmlDeviceGetPersistenceMode(h), 1, "persistence_mode")
+    c.eq(N.nvmlDeviceGetComputeMode(h), 3, "compute_mode")
+    c.eq((N.nvmlDeviceGetDisplayMode(h), N.nvmlDeviceGetDisplayActive(h)), (0, 1),
+         "display_mode, display_active")
+    c.eq(N.nvmlDeviceGetMigMode(h), [0, 1], "mig_mode, mig_mode_pending")
+    c.eq(N.nvmlDeviceGetEccMode(h), [1, 0], "ecc_mode, ecc_mode_pending")
+    c.eq([N.nvmlDeviceGetTotalEccErrors(h, e, k) for k in (0, 1) for e in (0, 1)],
+         [1, 2, 3, 4], "ecc_{corrected,uncorrected}_{volatile,aggregate}")
+    sbe, dbe = N.nvmlDeviceGetRetiredPages(h, 0), N.nvmlDeviceGetRetiredPages(h, 1)
+    c.eq((len(sbe), len(dbe)), (2, 1), "retired_sbe, retired_dbe (two-call pattern)")
+    c.ok(len(set(sbe + dbe)) == 3 and all(a % 4096 == 0 for a in sbe + dbe),
+         "retired page addresses are distinct and page-aligned", repr(sbe + dbe))
+    c.eq(N.nvmlDeviceGetRetiredPagesPendingStatus(h), 1, "retired_pending")
+    c.eq(N.nvmlDeviceGetRemappedRows(h), (5, 6, 1, 0), "remapped_*")
+    c.eq(N.nvmlDeviceGetEncoderStats(h), (2, 60, 1500), "encoder_*")
+
+    procs = [(p.pid, p.usedGpuMemory, p.gpuInstanceId, p.computeInstanceId)
+             for p in N.nvmlDeviceGetComputeRunningProcesses(h)]
+    c.eq(procs, [(11345, 15690 * MiB, NO_INSTANCE, NO_INSTANCE),
+                 (11327, 2566 * MiB, NO_INSTANCE, NO_INSTANCE),
+                 (3000, GiB, NO_INSTANCE, NO_INSTANCE), (4000, 512 * MiB, 1, 0)],
+         "compute list: compute, compute+graphics and mps, in file order, with MIG ids")
+    procs = [(p.pid, p.usedGpuMemory) for p in N.nvmlDeviceGetGraphicsRunningProcesses(h)]
+    c.eq(procs, [(2201, None), (3000, GiB)], "graphics list; used_memory N/A is not available")
+    c.eq([p.pid for p in N.nvmlDeviceGetMPSComputeRunningProcesses(h)], [4000], "MPS list")
+    samples = N.nvmlDeviceGetProcessUtilization(h, 0)
+    c.eq([(s.pid, s.smUtil, s.memUtil, s.encUtil, s.decUtil, s.timeStamp) for s in samples],
+         [(11345, 99, 10, 0, 0, 12000000), (2201, 150, 0, 3, 0, 12000000),
+          (3000, 0, 0, 0, 7, 12000000), (4000, 0, 1, 0, 0, 12000000)],
+         "process samples: busy processes only, util > 100 kept, stamped 12 s")
+    c.raises(lambda: N.nvmlDeviceGetProcessUtilization(h, 12000000), NOT_FOUND,
+             "no sample newer than lastSeenTimeStamp: NOT_FOUND")
+    c.eq(N.nvmlSystemGetProcessName(11345), "./gpu_burn", "process name")
+    c.raises(lambda: N.nvmlSystemGetProcessName(5000), NOT_SUPPORTED,
+             "process without name: NOT_SUPPORTED")
+    c.raises(lambda: N.nvmlSystemGetProcessName(99999), NOT_FOUND,
+             "PID not in the scenario: NOT_FOUND")
+
+    for key, lookup in (("uuid", lambda: N.nvmlDeviceGetHandleByUUID(
+            "GPU-5d2c1a9e-0f4b-4c1e-9a61-3b7f00c0ffee")),
+            ("serial", lambda: N.nvmlDeviceGetHandleBySerial("1654922006536")),
+            ("bus id", lambda: N.nvmlDeviceGetHandleByPciBusId("00000000:00:09.0")),
+            ("legacy bus id", lambda: N.nvmlDeviceGetHandleByPciBusId("0000:00:09.0")),
+            ("short bus id", lambda: N.nvmlDeviceGetHandleByPciBusId("00:09.0"))):
+        c.eq(N.nvmlDeviceGetIndex(lookup()), 0, "handle by %s" % key)
+    c.eq(N.nvmlDeviceGetIndex(N.nvmlDeviceGetHandleByPciBusId("00000000:41:00.0")), 2,
+         "handle by the bus id of GPU 2")
+    c.raises(lambda: N.nvmlDeviceGetHandleByUUID("GPU-nope"), NOT_FOUND,
+             "unknown uuid: NOT_FOUND")
+    c.raises(lambda: N.nvmlDeviceGetHandleByPciBusId("00000000:77:00.0"), NOT_FOUND,
+             "unknown bus id: NOT_FOUND")
+
+    # GPU 1: absent keys, N/A, errors, defaults
+    h = N.nvmlDeviceGetHandleByIndex(1)
+    c.eq(N.nvmlDeviceGetName(h), "NVIDIA GeForce RTX 4080 SUPER # not a comment",
+         "quoted value kept verbatim")
+    c.raises(lambda: N.nvmlDeviceGetSerial(h), NOT_SUPPORTED, "absent string: NOT_SUPPORTED")
+    c.raises(lambda: N.nvmlDeviceGetCudaComputeCapability(h), NOT_SUPPORTED,
+             "absent compute_capability: NOT_SUPPORTED")
+    c.raises(lambda: N.nvmlDeviceGetMemoryInfo(h), NOT_SUPPORTED,
+             "memory_used = N/A: NOT_SUPPORTED")
+    c.raises(lambda: N.nvmlDeviceGetMemoryInfo(h, version=N.nvmlMemory_v2), NOT_SUPPORTED,
+             "memory_used = N/A: NOT_SUPPORTED (_v2)")
+    c.raises(lambda: N.nvmlDeviceGetUtilizationRates(h), NOT_SUPPORTED,
+             "util_gpu without util_memory: NOT_SUPPORTED")
+    c.raises(lambda: N.nvmlDeviceGetPowerUsage(h), NO_PERMISSION, "error NO_PERMISSION")
+    c.raises(lambda: N.nvmlDeviceGetTemperature(h, 0), UNKNOWN, "error UNKNOWN")
+    c.raises(lambda: N.nvmlDeviceGetPowerManagementLimitConstraints(h), NOT_SUPPORTED,
+             "power_limit_min without power_limit_max: NOT_SUPPORTED")
+    c.raises(lambda: N.nvmlDeviceGetFanSpeed(h), NOT_SUPPORTED, "fan_speed = N/A")
+    c.raises(lambda: N.nvmlDeviceGetClockInfo(h, 0), NOT_SUPPORTED, "absent clock")
+    c.eq(N.nvmlDeviceGetMigMode(h), [1, 1], "mig_mode_pending defaults to mig_mode")
+    c.eq(N.nvmlDeviceGetEccMode(h), [0, 0], "ecc_mode_pending defaults to ecc_mode")
+    c.eq(N.nvmlDeviceGetRetiredPages(h, 0), [], "retired_sbe = 0: no pages")
+    c.eq(N.nvmlDeviceGetMinorNumber(h), 1, "minor_number defaults to the index")
+    pci = N.nvmlDeviceGetPciInfo(h)
+    c.eq((pci.busId, pci.bus, pci.pciDeviceId), ("00000000:02:00.0", 2, 0),
+         "default pci_bus_id: 00000000:XX:00.0 with XX the index + 1")
+    procs = [(p.pid, p.usedGpuMemory) for p in N.nvmlDeviceGetComputeRunningProcesses(h)]
+    c.eq(procs, [(11345, 100 * MiB), (5000, None)],
+         "a PID on two GPUs; absent used_memory is not available")
+    c.eq([(s.pid, s.smUtil) for s in N.nvmlDeviceGetProcessUtilization(h, 0)], [(11345, 5)],
+         "process samples of GPU 1")
+
+    h = N.nvmlDeviceGetHandleByIndex(2)
+    c.eq(N.nvmlDeviceGetNumFans(h), 1, "num_fans defaults to 1 when fan_speed is set")
+    c.eq(N.nvmlDeviceGetFanSpeed_v2(h, 0), 30, "fan_speed (_v2)")
+    c.eq(N.nvmlDeviceGetComputeRunningProcesses(h), [], "no process: empty list")
+    c.raises(lambda: N.nvmlDeviceGetProcessUtilization(h, 0), NOT_FOUND,
+             "no process sample: NOT_FOUND")
+    pci = N.nvmlDeviceGetPciInfo(h)
+    c.eq((pci.busId, pci.busIdLegacy, pci.bus), ("00000000:41:00.0", "0000:41:00.0", 0x41),
+         "a 4-digit domain in pci_bus_id")
+    c.eq(N.nvmlDeviceGetIndex(N.nvmlDeviceGetHandleBySerial("0000000000002")), 2,
+         "handle by serial of GPU 2")
+    c.eq(N.nvmlDeviceGetMinorNumber(h), 2, "minor_number of GPU 2")
+    c.raises(lambda: N.nvmlDeviceGetArchitecture(h), NOT_SUPPORTED, "absent architecture")
+
+    for code, text in sorted(ERROR_STRINGS.items()):
+        c.eq(N.nvmlErrorString(code), text, "nvmlErrorString(%d)" % code)
+    N.nvmlShutdown()
+
+
+# --- full.scn at t = 12, through ctypes ---
+
+def child_full_raw(c, args):
+    c.rc(fn("nvmlInit_v2")(), SUCCESS, "nvmlInit_v2")
+    c.eq(fn("gpuscope_fake_nvml_scenario", c_char_p)().decode(),
+         os.environ["FAKE_NVML_SCENARIO"], "gpuscope_fake_nvml_scenario()")
+    h0, h1, h2 = handle(0), handle(1), handle(2)
+    c.eq(handle(0, "nvmlDeviceGetHandleByIndex").value, h0.value,
+         "plain and _v2 GetHandleByIndex give the same handle")
+    for plain in ("nvmlDeviceGetCount", "nvmlSystemGetCudaDriverVersion"):
+        a, b = c_uint(), c_uint()
+        fn(plain)(byref(a))
+        fn(plain + "_v2")(byref(b))
+        c.eq(a.value, b.value, "%s and _v2 agree" % plain)
+
+    # strings: NVML's buffer rule
+    name = "NVIDIA H100 80GB HBM3"
+    c.eq(get_string("nvmlDeviceGetName", h0, len(name) + 1), (SUCCESS, name),
+         "name in a buffer of exactly its size")
+    c.eq(get_string("nvmlDeviceGetName", h0, len(name))[0], INSUFFICIENT_SIZE,
+         "name one byte short: INSUFFICIENT_SIZE")
+    c.rc(fn("nvmlDeviceGetName")(h0, None, c_uint(96)), INVALID_ARGUMENT,
+         "name into NULL: INVALID_ARGUMENT")
+    buf = create_string_buffer(5)
+    c.rc(fn("nvmlSystemGetDriverVersion")(buf, c_uint(5)), INSUFFICIENT_SIZE,
+         "driver version in 5 bytes: INSUFFICIENT_SIZE")
+    c.rc(fn("nvmlSystemGetProcessName")(c_uint(11345), buf, c_uint(5)), INSUFFICIENT_SIZE,
+         "process name in 5 bytes: INSUFFICIENT_SIZE")
+    c.rc(fn("nvmlDeviceGetUUID")(h0, create_string_buffer(0), c_uint(0)), INSUFFICIENT_SIZE,
+         "length 0: INSUFFICIENT_SIZE")
+
+    # NULL pointers, bad handles, bad enums
+    for call in ("nvmlDeviceGetPowerUsage", "nvmlDeviceGetMemoryInfo", "nvmlDeviceGetPciInfo_v3",
+                 "nvmlDeviceGetUtilizationRates", "nvmlDeviceGetTotalEnergyConsumption"):
+        c.rc(fn(call)(h0, None), INVALID_ARGUMENT, "%s(NULL): INVALID_ARGUMENT" % call)
+    c.rc(fn("nvmlDeviceGetCount_v2")(None), INVALID_ARGUMENT, "GetCount(NULL)")
+    c.rc(fn("nvmlDeviceGetHandleByIndex_v2")(c_uint(0), None), INVALID_ARGUMENT,
+         "GetHandleByIndex(0, NULL)")
+    c.rc(fn("nvmlDeviceGetHandleByIndex_v2")(c_uint(3), byref(c_void_p())), INVALID_ARGUMENT,
+         "GetHandleByIndex past the count: INVALID_ARGUMENT")
+    c.rc(fn("nvmlDeviceGetHandleByUUID")(None, byref(c_void_p())), INVALID_ARGUMENT,
+         "GetHandleByUUID(NULL)")
+    c.rc(fn("nvmlDeviceGetHandleByPciBusId_v2")(b"zz", byref(c_void_p())), INVALID_ARGUMENT,
+         "GetHandleByPciBusId('zz'): INVALID_ARGUMENT")
+    for what, bad in (("NULL", c_void_p()), ("the slot after the last GPU", c_void_p(h0.value + 3)),
+                      ("a pointer elsewhere", c_void_p(ctypes.addressof(buf)))):
+        c.eq(get_uint("nvmlDeviceGetPowerUsage", bad)[0], INVALID_ARGUMENT,
+             "handle %s: INVALID_ARGUMENT" % what)
+    c.eq(get_uint("nvmlDeviceGetTemperature", h0, c_uint(1))[0], INVALID_ARGUMENT,
+         "temperature sensor 1: INVALID_ARGUMENT")
+    c.eq(get_uint("nvmlDeviceGetClockInfo", h0, c_uint(4))[0], INVALID_ARGUMENT,
+         "clock type 4: INVALID_ARGUMENT")
+    c.eq(get_uint("nvmlDeviceGetClock", h0, c_uint(0), c_uint(4))[0], INVALID_ARGUMENT,
+         "clock id 4: INVALID_ARGUMENT")
+    c.eq(get_uint("nvmlDeviceGetPcieThroughput", h0, c_uint(2))[0], INVALID_ARGUMENT,
+         "PCIe counter 2: INVALID_ARGUMENT")
+    c.eq(get_ull("nvmlDeviceGetTotalEccErrors", h0, c_uint(2), c_uint(0))[0], INVALID_ARGUMENT,
+         "ECC error type 2: INVALID_ARGUMENT")
+
+    # version words
+    m = MemoryV2(version=MEMORY_V2)
+    c.rc(fn("nvmlDeviceGetMemoryInfo_v2")(h0, byref(m)), SUCCESS, "nvmlMemory_v2")
+    c.eq(m.used, 19818 * MiB, "nvmlMemory_v2 filled")
+    for bad in (0, 0x01000028, 0x02000018):
+        c.rc(fn("nvmlDeviceGetMemoryInfo_v2")(h0, byref(MemoryV2(version=bad))),
+             ARGUMENT_VERSION_MISMATCH, "nvmlMemory_v2 version 0x%08x: mismatch" % bad)
+    t = TemperatureV1(version=TEMPERATURE_V1, sensorType=0)
+    c.rc(fn("nvmlDeviceGetTemperatureV")(h0, byref(t)), SUCCESS, "nvmlTemperature_v1")
+    c.eq(t.temperature, 59, "nvmlTemperature_v1 filled")
+    c.rc(fn("nvmlDeviceGetTemperatureV")(h0, byref(TemperatureV1(version=0x0100000B))),
+         ARGUMENT_VERSION_MISMATCH, "nvmlTemperature_v1 wrong version")
+    c.rc(fn("nvmlDeviceGetTemperatureV")(h0, byref(TemperatureV1(version=TEMPERATURE_V1,
+                                                                  sensorType=1))),
+         INVALID_ARGUMENT, "nvmlTemperature_v1 sensor 1: INVALID_ARGUMENT")
+    mt = Margin(version=MARGIN_V1)
+    c.rc(fn("nvmlDeviceGetMarginTemperature")(h0, byref(mt)), SUCCESS, "nvmlMarginTemperature_v1")
+    c.eq(mt.marginTemperature, 28, "margin filled")
+    c.rc(fn("nvmlDeviceGetMarginTemperature")(h0, byref(Margin(version=0x02000008))),
+         ARGUMENT_VERSION_MISMATCH, "margin wrong version")
+
+    # PCI info: the plain name writes the 52-byte first struct only
+    raw = (ctypes.c_ubyte * 68)(*([0xAA] * 68))
+    c.rc(fn("nvmlDeviceGetPciInfo")(h0, raw), SUCCESS, "plain nvmlDeviceGetPciInfo")
+    pci = PciInfo.from_buffer_copy(bytes(raw))
+    c.eq((pci.busIdLegacy, pci.device, pci.pciDeviceId), (b"0000:00:09.0", 9, 0x233010DE),
+         "plain nvmlDeviceGetPciInfo fills the first struct")
+    c.ok(bytes(raw)[36:52] == bytes(16) and bytes(raw)[52:] == b"\xaa" * 16,
+         "plain nvmlDeviceGetPciInfo writes 52 bytes, reserved zeroed", bytes(raw).hex())
+    for name in ("nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo_v3"):
+        p = PciInfo()
+        ctypes.memset(byref(p), 0xAA, sizeof(p))
+        c.rc(fn(name)(h0, byref(p)), SUCCESS, name)
+        c.eq((p.busId, p.busIdLegacy, p.bus, p.device, p.pciSubSystemId),
+             (b"00000000:00:09.0", b"0000:00:09.0", 0, 9, 0x16C110DE), "%s fills 68 bytes" % name)
+
+    # running processes: three layouts, two-call pattern
+    for name, struct in (("nvmlDeviceGetComputeRunningProcesses", ProcV1),
+                         ("nvmlDeviceGetComputeRunningProcesses_v2", ProcV2),
+                         ("nvmlDeviceGetComputeRunningProcesses_v3", ProcV2)):
+        rc, entries, raw = processes(name, h0, struct)
+        c.rc(rc, SUCCESS, name)
+        c.eq([(e.pid, e.usedGpuMemory) for e in entries],
+             [(11345, 15690 * MiB), (11327, 2566 * MiB), (3000, GiB), (4000, 512 * MiB)],
+             "%s entries of %d bytes" % (name, sizeof(struct)))
+        c.ok(raw[4 * sizeof(struct):] == b"\xaa" * 64, "%s writes no further" % name)
+        if struct is ProcV2:
+            c.eq((entries[3].gpuInstanceId, entries[3].computeInstanceId, entries[0].gpuInstanceId),
+                 (1, 0, NO_INSTANCE), "%s MIG ids" % name)
+    n = c_uint(0)
+    c.rc(fn("nvmlDeviceGetGraphicsRunningProcesses")(h0, byref(n), None), INSUFFICIENT_SIZE,
+         "count 0: INSUFFICIENT_SIZE")
+    c.eq(n.value, 2, "... with the count needed")
+    n = c_uint(1)
+    c.rc(fn("nvmlDeviceGetGraphicsRunningProcesses_v3")(h0, byref(n), (ProcV2 * 1)()),
+         INSUFFICIENT_SIZE, "count too small: INSUFFICIENT_SIZE")
+    c.eq(n.value, 2, "... with the count needed")
+    n = c_uint(10)
+    arr = (ProcV2 * 10)()
+    c.rc(fn("nvmlDeviceGetGraphicsRunningProcesses_v3")(h0, byref(n), arr), SUCCESS,
+         "count larger than needed")
+    c.eq((n.value, arr[0].pid, arr[0].usedGpuMemory), (2, 2201, NOT_AVAILABLE),
+         "count set to the processes written; N/A memory is NVML_VALUE_NOT_AVAILABLE")
+    n = c_uint(10)
+    c.rc(fn("nvmlDeviceGetGraphicsRunningProcesses_v3")(h0, byref(n), None), INVALID_ARGUMENT,
+         "room but NULL array: INVALID_ARGUMENT")
+    c.rc(fn("nvmlDeviceGetGraphicsRunningProcesses_v3")(h0, None, None), INVALID_ARGUMENT,
+         "NULL count: INVALID_ARGUMENT")
+    n = c_uint(0)
+    c.rc(fn("nvmlDeviceGetComputeRunningProcesses_v3")(h2, byref(n), None), SUCCESS,
+         "no process: SUCCESS")
+    c.eq(n.value, 0, "... with count 0")
+    rc, entries, _ = processes("nvmlDeviceGetMPSComputeRunningProcesses", h0, ProcV1)
+    c.eq([e.pid for e in entries], [4000], "plain MPS list")
+
+    # process utilisation: its own two-call pattern
+    n = c_uint(0)
+    c.rc(fn("nvmlDeviceGetProcessUtilization")(h0, None, byref(n), c_ulonglong(0)),
+         INSUFFICIENT_SIZE, "utilisation into NULL: INSUFFICIENT_SIZE")
+    c.eq(n.value, 4, "... with the count")
+    n = c_uint(2)
+    c.rc(fn("nvmlDeviceGetProcessUtilization")(h0, (Sample * 2)(), byref(n), c_ulonglong(0)),
+         INSUFFICIENT_SIZE, "utilisation count too small")
+    c.rc(fn("nvmlDeviceGetProcessUtilization")(h0, None, None, c_ulonglong(0)),
+         INVALID_ARGUMENT, "utilisation NULL count")
+    n = c_uint(8)
+    s = (Sample * 8)()
+    c.rc(fn("nvmlDeviceGetProcessUtilization")(h0, s, byref(n), c_ulonglong(11999999)), SUCCESS,
+         "utilisation just after lastSeenTimeStamp")
+    c.eq((n.value, s[1].pid, s[1].smUtil), (4, 2201, 150), "32-byte samples")
+
+    # retired pages: two-call pattern
+    n = c_uint(0)
+    c.rc(fn("nvmlDeviceGetRetiredPages")(h0, c_uint(0), byref(n), None), INSUFFICIENT_SIZE,
+         "retired pages count 0: INSUFFICIENT_SIZE")
+    c.eq(n.value, 2, "... with the count")
+    n = c_uint(2)
+    c.rc(fn("nvmlDeviceGetRetiredPages")(h0, c_uint(0), byref(n), None), INVALID_ARGUMENT,
+         "retired pages NULL array")
+    c.rc(fn("nvmlDeviceGetRetiredPages")(h0, c_uint(2), byref(n), None), INVALID_ARGUMENT,
+         "retirement cause 2: INVALID_ARGUMENT")
+
+    # field values
+    fv = (FieldValue * 3)(FieldValue(fieldId=185, scopeId=1), FieldValue(fieldId=94),
+                          FieldValue(fieldId=82))
+    c.rc(fn("nvmlDeviceGetFieldValues")(h0, c_int(3), fv), SUCCESS, "field values")
+    c.eq([(v.nvmlReturn, v.valueType) for v in fv], [(NOT_SUPPORTED, 0), (SUCCESS, 3),
+                                                     (SUCCESS, 1)],
+         "power of scope 1: NOT_SUPPORTED; replay counter unsigned long long; temperature uint")
+    c.rc(fn("nvmlDeviceGetFieldValues")(h0, c_int(-1), fv), INVALID_ARGUMENT,
+         "field values count -1")
+    c.rc(fn("nvmlDeviceGetFieldValues")(h0, c_int(1), None), INVALID_ARGUMENT,
+         "field values NULL")
+
+    # stubs: every other name answers NOT_SUPPORTED
+    for name in ("nvmlDeviceGetPciInfoExt", "nvmlEventSetWait", "nvmlEventSetWait_v2",
+                 "nvmlEventSetCreate", "nvmlDeviceGetMigDeviceHandleByIndex", "nvmlUnitGetCount",
+                 "nvmlDeviceGetRunningProcessDetailList", "nvmlInternalGetExportTable"):
+        c.rc(fn(name)(h0, None, None, None), NOT_SUPPORTED, "%s: NOT_SUPPORTED" % name)
+    L.nvmlErrorString.restype = c_char_p
+    for code, text in sorted(ERROR_STRINGS.items()):
+        c.eq(L.nvmlErrorString(c_uint(code)).decode(), text, "nvmlErrorString(%d)" % code)
+    c.rc(fn("nvmlShutdown")(), SUCCESS, "nvmlShutdown")
+
+
+def child_lifecycle(c, args):
+    c.rc(fn("nvmlDeviceGetCount_v2")(byref(c_uint())), UNINITIALIZED,
+         "a call before nvmlInit: UNINITIALIZED")
+    c.rc(fn("nvmlShutdown")(), UNINITIALIZED, "nvmlShutdown before nvmlInit: UNINITIALIZED")
+    c.rc(fn("nvmlDeviceGetPciInfoExt")(None, None), NOT_SUPPORTED,
+         "a stub before nvmlInit: NOT_SUPPORTED")
+    c.eq(fn("gpuscope_fake_nvml_scenario", c_char_p)().decode(),
+         os.environ["FAKE_NVML_SCENARIO"], "gpuscope_fake_nvml_scenario() before nvmlInit")
+    c.rc(fn("nvmlInit")(), SUCCESS, "nvmlInit")
+    c.rc(fn("nvmlInit_v2")(), SUCCESS, "nvmlInit_v2")
+    c.rc(fn("nvmlInitWithFlags")(c_uint(1)), SUCCESS, "nvmlInitWithFlags(NO_GPUS)")
+    h = handle(1)
+    for i in range(2):
+        c.rc(fn("nvmlShutdown")(), SUCCESS, "nvmlShutdown %d of 3" % (i + 1))
+        c.eq(get_string("nvmlDeviceGetName", h)[0], SUCCESS, "still initialised")
+    c.rc(fn("nvmlShutdown")(), SUCCESS, "nvmlShutdown 3 of 3")
+    c.eq(get_string("nvmlDeviceGetName", h)[0], UNINITIALIZED,
+         "after the last nvmlShutdown: UNINITIALIZED")
+    c.rc(fn("nvmlShutdown")(), UNINITIALIZED, "one nvmlShutdown too many: UNINITIALIZED")
+    c.rc(fn("nvmlInit_v2")(), SUCCESS, "nvmlInit_v2 again (the scenario is read again)")
+    c.eq(get_string("nvmlDeviceGetName", h), (SUCCESS, "NVIDIA GeForce RTX 4080 SUPER # not a "
+                                                        "comment"),
+         "a handle from before nvmlShutdown still works")
+    c.eq(handle(1).value, h.value, "handles are the same after nvmlShutdown and nvmlInit")
+    c.rc(fn("nvmlShutdown")(), SUCCESS, "nvmlShutdown")
+
+
+# --- expressions.scn at the time in args[0] ---
+
+def steps(t, pairs):
+    v = pairs[0][1]
+    for tt, vv in pairs[1:]:
+        if tt <= t:
+            v = vv
+    return v
+
+
+def ramp(t, v0, v1, t0, t1):
+    if t <= t0:
+        return v0
+    if t >= t1:
+        return v1
+    return v0 + (v1 - v0) * (t - t0) / (t1 - t0)
+
+
+def square(t, low, high, period, duty=0.5):
+    phase = t - period * math.floor(t / period)
+    return high if phase < duty * period else low
+
+
+def sine(t, lo, hi, period):
+    return lo + (hi - lo) * (1 - math.cos(2 * math.pi * t / period)) / 2
+
+
+def child_expressions(c, args):
+    t = float(args[0])
+    c.label = "expressions.scn t=%s" % args[0]
+    c.rc(fn("nvmlInit_v2")(), SUCCESS, "nvmlInit_v2")
+    h = handle(0)
+    want_uint = {
+        "nvmlDeviceGetTemperature": (steps(t, [(10, 40), (20, 50), (30, 60)]), c_uint(0)),
+        "nvmlDeviceGetPowerUsage": (ramp(t, 100000, 300000, 10, 20),),
+        "nvmlDeviceGetFanSpeed": (sine(t, 20, 80, 40),),
+        "nvmlDeviceGetPcieThroughput": (steps(t, [(0, 1), (10, 2)]), c_uint(0)),
+    }
+    for name, (value, *extra) in want_uint.items():
+        c.eq(get_uint(name, h, *extra), (SUCCESS, cround(value)), name)
+    c.eq(get_uint("nvmlDeviceGetPcieThroughput", h, c_uint(1)),
+         (SUCCESS, cround(ramp(t, 1536, 2560, 0, 10))), "ramp with unit suffixes after a space")
+    u = (c_uint * 2)()
+    c.rc(fn("nvmlDeviceGetUtilizationRates")(h, u), SUCCESS, "utilization")
+    c.eq(list(u), [square(t, 0, 100, 20, 0.7), square(t, 5, 50, 10)],
+         "square with and without DUTY")
+    c.eq(get_ull("nvmlDeviceGetTotalEnergyConsumption", h),
+         (SUCCESS, steps(t, [(0, 1024), (5, 2048)])), "steps with unit suffixes")
+    clocks = [get_uint("nvmlDeviceGetClockInfo", h, c_uint(i))[1] for i in range(3)]
+    c.eq(clocks, [1235, 124, 0 if t <= 5 else 10],
+         "1234.6 and 0x7B.8 rounded; a ramp with T0 = T1 jumps")
+    m = MemoryV2(version=MEMORY_V2)
+    c.rc(fn("nvmlDeviceGetMemoryInfo_v2")(h, byref(m)), SUCCESS, "memory")
+    c.eq((m.total, m.reserved, m.used, m.free),
+         (16 * GiB, 512 * MiB, 1536 * MiB, 16 * GiB - 2048 * MiB),
+         "0x10 GiB, 512MiB, 1.5 GiB")
+    b = (c_ulonglong * 3)()
+    c.rc(fn("nvmlDeviceGetBAR1MemoryInfo")(h, b), SUCCESS, "bar1")
+    used = cround(sine(t, 0, 256 * MiB, 20))
+    c.eq(list(b), [256 * MiB, 256 * MiB - used, used], "sine with a unit suffix")
+    mt = Margin(version=MARGIN_V1)
+    fn("nvmlDeviceGetMarginTemperature")(h, byref(mt))
+    c.eq(mt.marginTemperature, -5, "a negative number")
+    v = c_int()
+    fn("nvmlSystemGetCudaDriverVersion_v2")(byref(v))
+    c.eq(v.value, steps(t, [(0, 12040), (20, 13010)]), "cuda_version as steps")
+    buf = create_string_buffer(80)
+    fn("nvmlSystemGetDriverVersion")(buf, c_uint(80))
+    c.eq(buf.value, b"590.48.01", "quoted driver_version")
+
+    active = 5 <= t < 15
+    rc, entries, _ = processes("nvmlDeviceGetComputeRunningProcesses_v3", h, ProcV2)
+    c.eq([(e.pid, e.usedGpuMemory) for e in entries],
+         [(100, cround(ramp(t, 0, GiB, 0, 10)))] if active else [],
+         "process active while start <= t < end, used_memory as a ramp")
+    n = c_uint(4)
+    s = (Sample * 4)()
+    rc = fn("nvmlDeviceGetProcessUtilization")(h, s, byref(n), c_ulonglong(0))
+    sm = square(t, 0, 120, 10) if active else 0
+    if sm:
+        c.eq((rc, n.value, s[0].pid, s[0].smUtil, s[0].timeStamp),
+             (SUCCESS, 1, 100, 120, int(t * 1e6)), "process sample with sm_util 120")
+    else:
+        c.rc(rc, NOT_FOUND, "no busy process: NOT_FOUND")
+    fn("nvmlShutdown")()
+
+
+# --- faults.scn at the time in args[0] ---
+
+def timed(call):
+    start = time.monotonic()
+    result = call()
+    return result, time.monotonic() - start
+
+
+def child_faults(c, args):
+    import pynvml as N
+    t = float(args[0])
+    c.label = "faults.scn t=%s" % args[0]
+    if t == 60:
+        c.raises(N.nvmlInit, NOT_READY, "fail = nvmlInit* NOT_READY through pynvml")
+        for name in ("nvmlInit", "nvmlInit_v2"):
+            c.rc(fn(name)(), NOT_READY, "%s fails" % name)
+        c.rc(fn("nvmlDeviceGetCount_v2")(byref(c_uint())), UNINITIALIZED,
+             "nothing initialised after a failed nvmlInit")
+        return
+    N.nvmlInit()
+    c.eq(N.nvmlDeviceGetCount(), 3, "a lost GPU still counts")
+    buf = create_string_buffer(80)
+    c.rc(fn("nvmlSystemGetDriverVersion")(buf, c_uint(80)), TIMEOUT if 10 <= t < 20 else SUCCESS,
+         "[system] fail from 10 until 20")
+    handles = {}
+    for i in range(3):
+        h = c_void_p()
+        rc = fn("nvmlDeviceGetHandleByIndex_v2")(c_uint(i), byref(h))
+        want = SUCCESS
+        if i == 1 and t >= 40:
+            want = GPU_IS_LOST  # lost, and from 50 also failed
+        elif i == 2 and t >= 40:
+            want = RESET_REQUIRED
+        c.rc(rc, want, "handle of GPU %d" % i)
+        plain = fn("nvmlDeviceGetHandleByIndex")(c_uint(i), byref(c_void_p()))
+        c.rc(plain, want, "handle of GPU %d (plain name)" % i)
+        handles[i] = h
+    uuid_rc = fn("nvmlDeviceGetHandleByUUID")(b"GPU-one", byref(c_void_p()))
+    c.rc(uuid_rc, GPU_IS_LOST if t >= 40 else SUCCESS, "GPU 1 by UUID")
+    h0 = handles[0]
+    lost = 5 <= t < 15
+    c.eq(get_uint("nvmlDeviceGetTemperature", h0, c_uint(0))[0], GPU_IS_LOST if lost else SUCCESS,
+         "fail nvmlDeviceGetTemperature* matches nvmlDeviceGetTemperature")
+    tv = TemperatureV1(version=TEMPERATURE_V1)
+    (rc, took) = timed(lambda: fn("nvmlDeviceGetTemperatureV")(h0, byref(tv)))
+    c.rc(rc, GPU_IS_LOST if lost else SUCCESS, "... and nvmlDeviceGetTemperatureV")
+    c.eq(get_uint("nvmlDeviceGetTemperatureThreshold", h0, c_uint(0))[0],
+         GPU_IS_LOST if lost else NOT_SUPPORTED, "... and nvmlDeviceGetTemperatureThreshold")
+    if 20 <= t < 25:
+        c.ok(took < 0.2, "delay nvmlDeviceGetTemperature does not slow TemperatureV", took)
+        (rc, took) = timed(lambda: get_uint("nvmlDeviceGetTemperature", h0, c_uint(0)))
+        c.ok(rc == (SUCCESS, 50) and took >= 0.4, "delay 400 ms, then the answer",
+             "%r after %.3f s" % (rc, took))
+    c.eq(get_string("nvmlDeviceGetName", h0)[0], UNKNOWN if t >= 30 else SUCCESS,
+         "fail from 30 without until")
+    c.eq(get_uint("nvmlDeviceGetPcieThroughput", h0, c_uint(0))[0], NO_PERMISSION,
+         "a [system] fail applies to every GPU")
+    for name in ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetComputeRunningProcesses_v2",
+                 "nvmlDeviceGetComputeRunningProcesses_v3"):
+        c.rc(fn(name)(h0, byref(c_uint(0)), None), IN_USE if t < 3 else INSUFFICIENT_SIZE,
+             "fail %s until 3" % name)
+    if t >= 100:
+        (rc, took) = timed(lambda: get_uint("nvmlDeviceGetPowerUsage", h0))
+        c.ok(rc == (SUCCESS, 100000) and took >= 0.3, "[system] delay applies to GPU 0",
+             "%r after %.3f s" % (rc, took))
+        (rc, took) = timed(lambda: fn("nvmlDeviceGetHandleByIndex_v2")(c_uint(0),
+                                                                        byref(c_void_p())))
+        c.ok(rc == SUCCESS and took < 0.2, "... and not to other calls", "%.3f s" % took)
+    if t < 40:
+        c.eq(get_string("nvmlDeviceGetName", handles[1]), (SUCCESS, "one"), "GPU 1 answers")
+        c.eq(get_uint("nvmlDeviceGetTemperature", handles[2], c_uint(0)), (SUCCESS, 52),
+             "GPU 2 answers")
+    N.nvmlShutdown()
+
+
+def child_lost_live(c, args):
+    """A GPU lost while the client holds its handle (FAKE_NVML_EPOCH, real clock)."""
+    os.environ["FAKE_NVML_EPOCH"] = repr(time.time() - 39.5)
+    c.rc(fn("nvmlInit_v2")(), SUCCESS, "nvmlInit_v2 at t = 39.5")
+    h1 = handle(1)
+    c.eq(get_string("nvmlDeviceGetName", h1), (SUCCESS, "one"), "GPU 1 answers before 40 s")
+    time.sleep(0.8)
+    c.eq(get_string("nvmlDeviceGetName", h1)[0], GPU_IS_LOST,
+         "the same handle after 40 s: GPU_IS_LOST, not INVALID_ARGUMENT")
+    c.eq(get_uint("nvmlDeviceGetTemperature", h1, c_uint(0))[0], GPU_IS_LOST,
+         "every call on it: GPU_IS_LOST")
+    c.eq(get_uint("nvmlDeviceGetIndex", h1)[0], GPU_IS_LOST, "even nvmlDeviceGetIndex")
+    n = c_uint()
+    fn("nvmlDeviceGetCount_v2")(byref(n))
+    c.eq(n.value, 3, "nvmlDeviceGetCount still counts it")
+    fn("nvmlShutdown")()
+
+
+def child_threads(c, args):
+    """faults.scn at t = 22: a delayed call holds no lock that other threads need."""
+    c.rc(fn("nvmlInit_v2")(), SUCCESS, "nvmlInit_v2")
+    h0, h1 = handle(0), handle(1)
+    slow = {}
+
+    def delayed():
+        slow["result"], slow["took"] = timed(lambda: get_uint("nvmlDeviceGetTemperature", h0,
+                                                              c_uint(0)))
+
+    th = threading.Thread(target=delayed)
+    th.start()
+    time.sleep(0.05)
+    start = time.monotonic()
+    answers = [get_uint("nvmlDeviceGetTemperature", h1, c_uint(0)) for _ in range(200)]
+    took = time.monotonic() - start
+    still_sleeping = th.is_alive()
+    th.join()
+    c.ok(all(a == (SUCCESS, 51) for a in answers), "GPU 1 answered while GPU 0 slept")
+    c.ok(still_sleeping and took < 0.3, "200 calls on GPU 1 ended before GPU 0's delay",
+         "%.3f s, GPU 0 still sleeping: %s" % (took, still_sleeping))
+    c.eq(slow["result"], (SUCCESS, 50), "the delayed call answered")
+
+    errors = []
+
+    def hammer(i):
+        h = handle(i)
+        for _ in range(2000):
+            r = get_string("nvmlDeviceGetName", h)
+            if r != (SUCCESS, ["zero", "one", "two"][i]):
+                errors.append((i, r))
+
+    threads = [threading.Thread(target=hammer, args=(i % 3,)) for i in range(6)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    c.eq(errors[:3], [], "six threads on three GPUs, 12000 calls, all right")
+    fn("nvmlShutdown")()
+
+
+def child_cc(c, args):
+    c.rc(fn("nvmlInit_v2")(), SUCCESS, "nvmlInit_v2")
+    h = handle(0)
+    rc, entries, raw = processes("nvmlDeviceGetComputeRunningProcesses_v3", h, ProcCc)
+    c.eq([(e.pid, e.usedGpuMemory, e.gpuInstanceId, e.computeInstanceId,
+           e.usedGpuCcProtectedMemory) for e in entries], [(7, 4 * GiB, 2, 1, 0)],
+         "process_v3_layout = cc: _v3 writes 32-byte entries")
+    c.ok(raw[32:] == b"\xaa" * 64, "... and no more than one")
+    rc, entries, raw = processes("nvmlDeviceGetGraphicsRunningProcesses_v3", h, ProcCc)
+    c.eq([(e.pid, e.usedGpuMemory) for e in entries], [(8, NOT_AVAILABLE)],
+         "cc layout of the graphics list")
+    rc, entries, raw = processes("nvmlDeviceGetComputeRunningProcesses_v2", h, ProcV2)
+    c.ok([(e.pid, e.gpuInstanceId) for e in entries] == [(7, 2)] and raw[24:] == b"\xaa" * 64,
+         "_v2 keeps 24-byte entries")
+    rc, entries, raw = processes("nvmlDeviceGetComputeRunningProcesses", h, ProcV1)
+    c.ok([(e.pid, e.usedGpuMemory) for e in entries] == [(7, 4 * GiB)]
+         and raw[16:] == b"\xaa" * 64, "plain keeps 16-byte entries")
+    fn("nvmlShutdown")()
+
+
+def child_init_error(c, args):
+    import pynvml as N
+    c.raises(N.nvmlInit, LIB_RM_VERSION_MISMATCH, "init_error through pynvml")
+    for name in ("nvmlInit", "nvmlInit_v2"):
+        c.rc(fn(name)(), LIB_RM_VERSION_MISMATCH, "init_error from %s" % name)
+    c.rc(fn("nvmlInitWithFlags")(c_uint(0)), LIB_RM_VERSION_MISMATCH,
+         "init_error from nvmlInitWithFlags")
+    c.rc(fn("nvmlSystemGetDriverVersion")(create_string_buffer(80), c_uint(80)), UNINITIALIZED,
+         "not initialised")
+    c.eq(N.nvmlErrorString(LIB_RM_VERSION_MISMATCH), "Driver/library version mismatch",
+         "its message")
+    with tempfile.NamedTemporaryFile("w", suffix=".scn") as f:
+        f.write("[system]\ninit_error = error DRIVER_NOT_LOADED\n")
+        f.flush()
+        os.environ["FAKE_NVML_SCENARIO"] = f.name
+        c.rc(fn("nvmlInit_v2")(), DRIVER_NOT_LOADED, "init_error = error NAME")
+
+
+def child_environment(c, args):
+    """Runs without FAKE_NVML_SCENARIO; tries the environment's failure modes."""
+    import pynvml as N
+    c.raises(N.nvmlInit, DRIVER_NOT_LOADED, "no FAKE_NVML_SCENARIO: DRIVER_NOT_LOADED")
+    c.eq(fn("gpuscope_fake_nvml_scenario", c_char_p)(), None,
+         "gpuscope_fake_nvml_scenario() is NULL without a scenario")
+    os.environ["FAKE_NVML_SCENARIO"] = "/nonexistent/gpus.scn"
+    rc, err = capture_stderr(fn("nvmlInit_v2"))
+    c.rc(rc, UNKNOWN, "a missing scenario file: UNKNOWN")
+    c.ok("fake nvml: /nonexistent/gpus.scn: No such file or directory" in err,
+         "... and why on stderr", err)
+    os.environ["FAKE_NVML_SCENARIO"] = os.path.join(SCN, "full.scn")
+    os.environ["FAKE_NVML_TIME"] = "soon"
+    rc, err = capture_stderr(fn("nvmlInit_v2"))
+    c.rc(rc, UNKNOWN, "FAKE_NVML_TIME not a number: UNKNOWN")
+    c.ok("fake nvml: FAKE_NVML_TIME" in err, "... and why on stderr", err)
+    os.environ["FAKE_NVML_TIME"] = "12.5"
+    c.rc(fn("nvmlInit_v2")(), SUCCESS, "the same process initialises once it is fixed")
+    fn("nvmlShutdown")()
+
+
+def child_bad(c, args):
+    path = os.environ["FAKE_NVML_SCENARIO"]
+    with open(path) as f:
+        line, msg = re.match(r"# expect: (\d+): (.*)", f.readline()).groups()
+    c.label = "bad/" + os.path.basename(path)
+    rc, err = capture_stderr(fn("nvmlInit_v2"))
+    c.rc(rc, UNKNOWN, "nvmlInit: UNKNOWN")
+    want = "fake nvml: %s:%s: %s" % (path, line, msg)
+    c.ok(want in err, "stderr says: %s" % want[len("fake nvml: ") + len(path) + 1:], err.strip())
+    c.rc(fn("nvmlDeviceGetCount_v2")(byref(c_uint())), UNINITIALIZED, "not initialised")
+
+
+def child_period(c, args):
+    t = float(args[0])
+    c.label = "period.scn t=%s" % args[0]
+    c.rc(fn("nvmlInit_v2")(), SUCCESS, "nvmlInit_v2")
+    h = handle(0)
+    wrapped = t % 10
+    c.eq(get_uint("nvmlDeviceGetTemperature", h, c_uint(0)), (SUCCESS, cround(wrapped * 10)),
+         "time wraps at period")
+    n = c_uint(1)
+    s = Sample()
+    rc = fn("nvmlDeviceGetProcessUtilization")(h, byref(s), byref(n), c_ulonglong(0))
+    if 2 <= wrapped < 5:
+        c.eq((rc, s.pid, s.timeStamp), (SUCCESS, 42, int(t * 1e6)),
+             "process in its window; its timestamp does not wrap")
+    else:
+        c.rc(rc, NOT_FOUND, "process outside its window")
+    fn("nvmlShutdown")()
+
+
+def child_clock(c, args):
+    """Scenario time from FAKE_NVML_EPOCH and the wall clock (args: epoch offset or '-')."""
+    now = time.time()
+    c.rc(fn("nvmlInit_v2")(), SUCCESS, "nvmlInit_v2")
+    h = handle(0)
+    rc, temp = get_uint("nvmlDeviceGetTemperature", h, c_uint(0))
+    n = c_uint(1)
+    s = Sample()
+    fn("nvmlDeviceGetProcessUtilization")(h, byref(s), byref(n), c_ulonglong(0))
+    if "FAKE_NVML_TIME" in os.environ:
+        epoch = float(os.environ["FAKE_NVML_EPOCH"])
+        t = float(os.environ["FAKE_NVML_TIME"])
+        c.eq(temp, steps(t, [(0, 1), (50, 2), (150, 3)]), "FAKE_NVML_TIME sets t")
+        c.eq(s.timeStamp, int((epoch + t) * 1e6), "the wall clock is FAKE_NVML_EPOCH + t")
+    elif "FAKE_NVML_EPOCH" in os.environ:
+        c.eq(temp, 2, "t = now - FAKE_NVML_EPOCH (about 100 s)")
+        c.ok(abs(s.timeStamp / 1e6 - now) < 5, "the wall clock is now", s.timeStamp)
+    else:
+        c.eq(temp, 1, "without either, t is 0 at the first nvmlInit")
+        c.ok(abs(s.timeStamp / 1e6 - now) < 5, "the wall clock is now", s.timeStamp)
+    fn("nvmlShutdown")()
+
+
+def child_log(c, args):
+    path = os.environ["FAKE_NVML_LOG"]
+    fn("nvmlDeviceGetCount_v2")(byref(c_uint()))
+    fn("nvmlInit_v2")()
+    h0, h1 = handle(0), handle(1)
+    get_string("nvmlDeviceGetName", h1)
+    get_uint("nvmlDeviceGetPowerUsage", h1)
+    fn("nvmlDeviceGetHandleByIndex")(c_uint(7), byref(c_void_p()))
+    fn("nvmlDeviceGetPciInfoExt")(h0, None)
+    fn("nvmlSystemGetProcessName")(c_uint(5000), create_string_buffer(64), c_uint(64))
+    fn("nvmlShutdown")()
+    with open(path) as f:
+        lines = f.read().splitlines()
+    c.eq(lines, ["earlier line kept (O_APPEND)",
+                 "nvmlDeviceGetCount_v2 - 1",
+                 "nvmlInit_v2 - 0",
+                 "nvmlDeviceGetHandleByIndex_v2 0 0",
+                 "nvmlDeviceGetHandleByIndex_v2 1 0",
+                 "nvmlDeviceGetName 1 0",
+                 "nvmlDeviceGetPowerUsage 1 4",
+                 "nvmlDeviceGetHandleByIndex - 2",
+                 "nvmlDeviceGetPciInfoExt - 3",
+                 "nvmlSystemGetProcessName - 3",
+                 "nvmlShutdown - 0"], "one line per call: function, GPU or -, return code")
+
+    fn("nvmlInit_v2")()
+
+    def hammer(i):
+        h = handle(i)
+        for _ in range(500):
+            get_uint("nvmlDeviceGetTemperature", h, c_uint(0))
+
+    threads = [threading.Thread(target=hammer, args=(i % 3,)) for i in range(6)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    fn("nvmlShutdown")()
+    with open(path) as f:
+        lines = f.read().splitlines()[11:]
+    temps = [ln for ln in lines if ln.startswith("nvmlDeviceGetTemperature ")]
+    c.eq(len(temps), 3000, "3000 calls from six threads, 3000 lines")
+    c.ok(all(re.fullmatch(r"nvmlDeviceGetTemperature [012] (0|3|999)", ln) for ln in temps),
+         "no line torn by concurrent writers")
+
+
+def child_legacy(c, args):
+    names = symbols()
+    gone = [n for n in names if legacy_drops(n)]
+    present = [n for n in names if not legacy_drops(n)]
+    c.eq([n for n in gone if hasattr(L, n)], [], "no _vN, nvmlInitWithFlags or "
+                                                 "ClocksEventReasons symbol")
+    c.eq([n for n in present if not hasattr(L, n)], [], "every other name of symbols.txt")
+    import pynvml as N
+    c.raises(N.nvmlInit, 13, "pynvml needs nvmlInitWithFlags: FUNCTION_NOT_FOUND")
+    c.rc(fn("nvmlInit")(), SUCCESS, "nvmlInit")
+    n = c_uint()
+    c.rc(fn("nvmlDeviceGetCount")(byref(n)), SUCCESS, "nvmlDeviceGetCount")
+    c.eq(n.value, 3, "three GPUs")
+    h = handle(0, "nvmlDeviceGetHandleByIndex")
+    c.eq(get_ull("nvmlDeviceGetCurrentClocksThrottleReasons", h), (SUCCESS, 4),
+         "clocks_event_reasons through the throttle name")
+    m = Memory()
+    c.rc(fn("nvmlDeviceGetMemoryInfo")(h, byref(m)), SUCCESS, "nvmlDeviceGetMemoryInfo")
+    c.eq(m.used, (19818 + 479) * MiB, "v1 memory")
+    rc, entries, raw = processes("nvmlDeviceGetComputeRunningProcesses", h, ProcV1)
+    c.ok([e.pid for e in entries] == [11345, 11327, 3000, 4000] and raw[64:] == b"\xaa" * 64,
+         "plain process list, 16-byte entries")
+    raw = (ctypes.c_ubyte * 68)(*([0xAA] * 68))
+    fn("nvmlDeviceGetPciInfo")(h, raw)
+    c.ok(bytes(raw)[:12] == b"0000:00:09.0" and bytes(raw)[52:] == b"\xaa" * 16,
+         "plain nvmlDeviceGetPciInfo, 52 bytes")
+    c.rc(fn("nvmlDeviceGetPciInfoExt")(h, None), NOT_SUPPORTED, "a stub of the legacy build")
+    fn("nvmlShutdown")()
+
+
+def child_doc_example(c, args):
+    """The example of docs/scenario-format.md, which must stay a valid scenario."""
+    import pynvml as N
+    N.nvmlInit()
+    h = N.nvmlDeviceGetHandleByIndex(0)
+    m = N.nvmlDeviceGetMemoryInfo(h, version=N.nvmlMemory_v2)
+    c.eq((m.total, m.reserved, m.used), (81559 * MiB, 479 * MiB, 19818 * MiB),
+         "the example's memory at t = 60")
+    c.eq(N.nvmlDeviceGetTemperature(h, 0), 59, "the example's ramp at its end")
+    c.raises(lambda: N.nvmlDeviceGetFanSpeed(h), NOT_SUPPORTED, "the example's fault")
+    c.eq(N.nvmlSystemGetProcessName(11345), "./gpu_burn", "the example's process")
+    N.nvmlShutdown()
+
+
+def child_stubs(c, args):
+    c.rc(fn("nvmlInit_v2")(), SUCCESS, "the stubs/ copy loads and works")
+    c.eq(get_string("nvmlDeviceGetName", handle(0))[1], "NVIDIA H100 80GB HBM3", "name")
+    fn("nvmlShutdown")()
+
+
+CHILDREN = {name[len("child_"):]: f for name, f in globals().items() if name.startswith("child_")}
+
+
+def child_main(argv):
+    global L
+    case, lib, args = argv[0], argv[1], argv[2:]
+    # loaded by path first: pynvml's CDLL("libnvidia-ml.so.1") then finds it by soname
+    L = ctypes.CDLL(lib)
+    c = Check(case)
+    CHILDREN[case](c, args)
+    print(json.dumps({"done": True}), flush=True)
+
+
+# =====================================================================
+# Parent side: run the children, add checks of files and symbols, print TAP
+# =====================================================================
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def ok(self, cond, desc, diag=""):
+        self.n += 1
+        print("%sok %d - %s" % ("" if cond else "not ", self.n, desc))
+        if not cond:
+            self.failed += 1
+            for line in str(diag).splitlines() or [""]:
+                print("#   %s" % line)
+        sys.stdout.flush()
+        return cond
+
+
+def lib_dir():
+    o = os.environ.get("O", "build")
+    if not os.path.isabs(o) and not os.path.isdir(os.path.join(o, "fakenvml")):
+        o = os.path.join(ROOT, o)
+    return os.path.join(o, "fakenvml")
+
+
+def run_child(tap, case, lib, scenario=None, time_=None, env=None, args=()):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_NVML_")}
+    if scenario:
+        e["FAKE_NVML_SCENARIO"] = scenario
+    if time_ is not None:
+        e["FAKE_NVML_TIME"] = str(time_)
+    e.update(env or {})
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", case, lib] + [str(a) for a in args]
+    try:
+        p = subprocess.run(cmd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    except subprocess.TimeoutExpired:
+        tap.ok(False, "%s: child process finished" % case, "timed out")
+        return
+    done = False
+    for line in p.stdout.decode(errors="replace").splitlines():
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if r.get("done"):
+            done = True
+        else:
+            tap.ok(r["ok"], r["desc"], r["diag"])
+    if not done or p.returncode != 0:
+        tap.ok(False, "%s %s: child process finished" % (case, " ".join(map(str, args))),
+               "exit status %d\n%s" % (p.returncode, p.stderr.decode(errors="replace")[-3000:]))
+
+
+def defined_symbols(lib):
+    nm = shutil.which("nm")
+    if not nm:
+        return None
+    out = subprocess.run([nm, "-D", "--defined-only", lib], stdout=subprocess.PIPE, check=True)
+    return sorted(line.split()[-1] for line in out.stdout.decode().splitlines() if line.strip())
+
+
+def check_files(tap, d):
+    current, legacy, stubs = (os.path.join(d, k, "libnvidia-ml.so.1")
+                              for k in ("current", "legacy", "stubs"))
+    for lib in (current, legacy, stubs):
+        tap.ok(os.path.isfile(lib), "%s exists" % os.path.relpath(lib, ROOT))
+    if not all(os.path.isfile(lib) for lib in (current, legacy, stubs)):
+        return
+    with open(current, "rb") as a, open(stubs, "rb") as b:
+        tap.ok(a.read() == b.read(), "stubs/ holds the current library")
+    names = symbols()
+    tap.ok(len(names) == len(set(names)) == 417, "symbols.txt: 417 distinct names")
+    got = defined_symbols(current)
+    if got is None:
+        tap.ok(True, "nm -D of the libraries # SKIP nm not installed")
+        return
+    want = sorted(names + ["gpuscope_fake_nvml_scenario"])
+    tap.ok(got == want, "current exports symbols.txt and gpuscope_fake_nvml_scenario, no more",
+           "extra %s\nmissing %s" % (sorted(set(got) - set(want)), sorted(set(want) - set(got))))
+    got = defined_symbols(legacy)
+    want = sorted([n for n in names if not legacy_drops(n)] + ["gpuscope_fake_nvml_scenario"])
+    tap.ok(got == want, "legacy exports symbols.txt less the names old drivers lacked",
+           "extra %s\nmissing %s" % (sorted(set(got) - set(want)), sorted(set(want) - set(got))))
+    tap.ok(not [n for n in got if re.search(r"_v[23]$", n)], "legacy: no _v2/_v3 name")
+
+
+def check_valgrind(tap, d):
+    """Builds tools/exercise.c against the fake and runs it under memcheck and helgrind."""
+    valgrind = shutil.which("valgrind")
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("cc")
+    if not valgrind or not cc:
+        tap.ok(True, "valgrind # SKIP valgrind or cc not installed")
+        return
+    libdir = os.path.join(d, "current")
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "exercise")
+        build = subprocess.run([cc, "-std=gnu11", "-D_GNU_SOURCE", "-g",
+                                "-I" + os.path.join(ROOT, "src"), "-I" + HERE, "-o", exe,
+                                os.path.join(HERE, "tools", "exercise.c"), "-L" + libdir,
+                                "-l:libnvidia-ml.so.1", "-Wl,-rpath," + libdir, "-lpthread"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if not tap.ok(build.returncode == 0, "tools/exercise.c builds against the fake",
+                      build.stdout.decode()):
+            return
+        env = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_NVML_")}
+        env.update(FAKE_NVML_SCENARIO=os.path.join(SCN, "full.scn"), FAKE_NVML_TIME="12")
+        for tool in (["--tool=memcheck", "--leak-check=full", "--show-leak-kinds=all",
+                      "--errors-for-leak-kinds=all"], ["--tool=helgrind"]):
+            p = subprocess.run([valgrind, "-q", "--error-exitcode=99"] + tool + [exe], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            out = p.stdout.decode(errors="replace")
+            if "debuginfo" in out and p.returncode != 99 and p.returncode != 0:
+                tap.ok(True, "valgrind %s # SKIP valgrind cannot read this build's debug "
+                       "information" % tool[0])
+                continue
+            tap.ok(p.returncode == 0 and not out.strip(),
+                   "valgrind %s: init, queries from threads, shutdown, twice: clean" % tool[0],
+                   out[-3000:])
+
+
+def main():
+    try:
+        import pynvml  # noqa: F401
+    except ImportError:
+        print("1..0 # SKIP pynvml not installed")
+        return 0
+    d = lib_dir()
+    current, legacy, stubs = (os.path.join(d, k, "libnvidia-ml.so.1")
+                              for k in ("current", "legacy", "stubs"))
+    tap = Tap()
+    if not os.path.isfile(current):
+        tap.ok(False, "%s exists (build the fake libraries first)" % current)
+        print("1..%d" % tap.n)
+        return 1
+    full = os.path.join(SCN, "full.scn")
+    faults = os.path.join(SCN, "faults.scn")
+    check_files(tap, d)
+    run_child(tap, "full_pynvml", current, full, 12)
+    run_child(tap, "full_raw", current, full, 12)
+    run_child(tap, "lifecycle", current, full, 12)
+    for t in (0, 3, 5, 7.5, 10, 12.5, 14, 15, 17, 20, 25, 30, 40, 85):
+        run_child(tap, "expressions", current, os.path.join(SCN, "expressions.scn"), t, args=[t])
+    for t in (0, 7, 12, 22, 35, 45, 55, 60, 120):
+        run_child(tap, "faults", current, faults, t, args=[t])
+    run_child(tap, "lost_live", current, faults)
+    run_child(tap, "threads", current, faults, 22)
+    run_child(tap, "cc", current, os.path.join(SCN, "cc.scn"), 0)
+    run_child(tap, "init_error", current, os.path.join(SCN, "init_error.scn"), 0)
+    run_child(tap, "environment", current)
+    for t in (3, 7, 13, 23.5):
+        run_child(tap, "period", current, os.path.join(SCN, "period.scn"), t, args=[t])
+    with tempfile.TemporaryDirectory() as tmp:
+        clock = os.path.join(tmp, "clock.scn")
+        with open(clock, "w") as f:
+            f.write("[gpu]\ntemperature = steps 0:1 50:2 150:3\n[process 9]\ngpu = 0\n"
+                    "sm_util = 10\n")
+        run_child(tap, "clock", current, clock, env={"FAKE_NVML_EPOCH": str(time.time() - 100)})
+        run_child(tap, "clock", current, clock, 70, env={"FAKE_NVML_EPOCH": "1000"})
+        run_child(tap, "clock", current, clock)
+        log = os.path.join(tmp, "calls.log")
+        with open(log, "w") as f:
+            f.write("earlier line kept (O_APPEND)\n")
+        run_child(tap, "log", current, full, 12, env={"FAKE_NVML_LOG": log})
+        example = os.path.join(tmp, "example.scn")
+        with open(os.path.join(ROOT, "docs", "scenario-format.md")) as f:
+            m = re.search(r"```ini\n(.*?)```", f.read(), re.S)
+        if tap.ok(m is not None, "docs/scenario-format.md has an example"):
+            with open(example, "w") as f:
+                f.write(m.group(1))
+            run_child(tap, "doc_example", current, example, 60)
+    bad = os.path.join(SCN, "bad")
+    for name in sorted(os.listdir(bad)):
+        run_child(tap, "bad", current, os.path.join(bad, name), 0)
+    run_child(tap, "legacy", legacy, full, 12)
+    run_child(tap, "stubs", stubs, full, 12)
+    check_valgrind(tap, d)
+    print("1..%d" % tap.n)
+    return 1 if tap.failed else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child_main(sys.argv[2:])
+    else:
+        sys.exit(main())

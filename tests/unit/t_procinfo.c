@@ -1,0 +1,1277 @@
+/*
+ * Tests of procinfo: /proc parsing against the fixture trees
+ * tests/fixtures/proc (root pid namespace) and tests/fixtures/proc-nested,
+ * container detection on cgroup lines of real runtimes, CPU % over
+ * samples, and what happens with vanished, hidden, unreadable and
+ * malformed files. Nothing here reads the real /proc or the real users.
+ *
+ * Run it from the repository root, or set GPUSCOPE_FIXTURES to the
+ * fixtures directory.
+ */
+#include "core/procinfo.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/err.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
+#include "harness.h"
+
+#define FIXED_TIME 1800000000.0 /* cfg->fixed_time: 2027-01-15T08:00:00Z */
+
+#define DOCKER_ID  "635a3e8a6cfa6f67135cd323191d0bf6dc02b50387e022b71271684cb3c77861"
+#define K8S_ID     "5075dfe85ac5f7189c6a2213f7c76df37b6656e460b2b4ff072d74fc2b90e5ef"
+#define PODMAN_ID  "aea66f069d4f22eb3ac0bd57d60c3f3990efa968afe09e0b4bb570815a3b144b"
+#define CRIO_ID    "c64064614423cb790e88b3e5492ff5ccf673b25ae823089f7a60c65cda24d809"
+#define ROOTPOD_ID "2ec0e05312fed02434ea42394a7b1f5a127927c6c04edd50fa4ef05ac645ceac"
+#define V1_ID      "2a759f8fac4d817ff2bc28c224d51c5030f915c0c14997110517984ca9aa8d0f"
+#define KIND_NODE  "7232fa5b7fe3f027d56d3feba41858ad7e5841fa3432d4b5b9f98c0186b6abbb"
+#define KIND_POD   "16881906d96f4c7f61f8ab46c932468a6146a73c13e1bb26cc0f9adb470e7361"
+#define POD_LLM    "6fa3721d-437e-fd25-5304-7aeca39e0ae7"
+#define POD_LLM_   "6fa3721d_437e_fd25_5304_7aeca39e0ae7"
+#define POD_CRIO_  "8dae6b58_4e6d_3579_7dca_c8459f024631"
+#define POD_BURST  "be3fd6e7-7c98-00b7-6f67-72c733e5669f"
+#define POD_GUAR_  "b4e1f1c1_d892_713e_39ae_97127cdfa0e8"
+#define POD_KIND   "c6e60485-baf7-2a54-60cc-9c427f587e02"
+
+static char fixtures[2048];    /* tests/fixtures */
+static char proc_root[2100];   /* tests/fixtures/proc */
+static char nested_root[2100]; /* tests/fixtures/proc-nested */
+static char passwd_path[2100]; /* tests/fixtures/passwd */
+static char tmp_dir[256];      /* made by mkdtemp, removed at the end */
+static long hz;
+
+/* --- helpers --------------------------------------------------------------- */
+
+static void
+find_fixtures(void)
+{
+	const char *env = getenv("GPUSCOPE_FIXTURES");
+	char *slash;
+
+	if (env && *env) {
+		snprintf(fixtures, sizeof(fixtures), "%s", env);
+	} else {
+		/* __FILE__ is tests/unit/t_procinfo.c relative to where make ran */
+		snprintf(fixtures, sizeof(fixtures), "%s", __FILE__);
+		slash = strrchr(fixtures, '/');
+		if (slash)
+			*slash = '\0';
+		slash = strrchr(fixtures, '/');
+		if (slash)
+			snprintf(slash, sizeof(fixtures) - (size_t)(slash - fixtures), "/fixtures");
+		else
+			snprintf(fixtures, sizeof(fixtures), "tests/fixtures");
+	}
+	snprintf(proc_root, sizeof(proc_root), "%s/proc", fixtures);
+	snprintf(nested_root, sizeof(nested_root), "%s/proc-nested", fixtures);
+	snprintf(passwd_path, sizeof(passwd_path), "%s/passwd", fixtures);
+}
+
+static void
+cfg_for(struct gs_config *cfg, const char *root, const char *passwd)
+{
+	gs_config_init(cfg);
+	cfg->proc_root = root;
+	cfg->passwd_file = passwd;
+	cfg->fixed_time = FIXED_TIME;
+}
+
+/* A field's value, or NAN when it is not valid (so that is_dbl fails). */
+static double
+field(const struct gpu_proc *p, enum proc_field f)
+{
+	return proc_has(p, f) ? p->v[f] : NAN;
+}
+
+static int
+fill(struct procinfo_ctx *ctx, uint32_t pid, struct gpu_proc *p)
+{
+	struct err err = ERR_INIT;
+
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return procinfo_fill(ctx, p, &err);
+}
+
+static void
+write_file(const char *dir, const char *name, const void *data, size_t len)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, data, len) != (ssize_t)len) {
+		fprintf(stderr, "cannot write '%s': %s\n", path, strerror(errno));
+		exit(99);
+	}
+	fchmod(fd, 0644);
+	close(fd);
+}
+
+static void
+write_str(const char *dir, const char *name, const char *s)
+{
+	write_file(dir, name, s, strlen(s));
+}
+
+static void
+make_dir(const char *path)
+{
+	if (mkdir(path, 0755) && errno != EEXIST) {
+		fprintf(stderr, "cannot create '%s': %s\n", path, strerror(errno));
+		exit(99);
+	}
+	chmod(path, 0755);
+}
+
+/* Copy the file src to dir/name. */
+static void
+copy_file(const char *src, const char *dir, const char *name)
+{
+	char buf[65536];
+	int fd = open(src, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+
+	if (n < 0) {
+		fprintf(stderr, "cannot read '%s': %s\n", src, strerror(errno));
+		exit(99);
+	}
+	close(fd);
+	write_file(dir, name, buf, (size_t)n);
+}
+
+/* Copy a tree of directories, files and symbolic links. */
+static void
+copy_tree(const char *src, const char *dst)
+{
+	DIR *d = opendir(src);
+	struct dirent *de;
+
+	if (!d) {
+		fprintf(stderr, "cannot open '%s': %s\n", src, strerror(errno));
+		exit(99);
+	}
+	make_dir(dst);
+	for (de = readdir(d); de; de = readdir(d)) {
+		char s[4096], t[4096], link[256];
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(s, sizeof(s), "%s/%s", src, de->d_name);
+		snprintf(t, sizeof(t), "%s/%s", dst, de->d_name);
+		if (lstat(s, &st))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			copy_tree(s, t);
+		} else if (S_ISLNK(st.st_mode)) {
+			ssize_t n = readlink(s, link, sizeof(link) - 1);
+
+			if (n >= 0) {
+				link[n] = '\0';
+				if (symlink(link, t))
+					exit(99);
+			}
+		} else {
+			copy_file(s, dst, de->d_name);
+		}
+	}
+	closedir(d);
+}
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void
+rm_tree(const char *path)
+{
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A fresh directory under tmp_dir (removed first if it exists). */
+static void
+tmp_path(char *buf, size_t size, const char *name)
+{
+	snprintf(buf, size, "%s/%s", tmp_dir, name);
+	rm_tree(buf);
+}
+
+static const char self_status[] = "Name:\tgpuscope\nUid:\t0\t0\t0\t0\nNSpid:\t4321\n";
+static const char plain_mountinfo[] =
+        "23 28 0:22 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n";
+
+/* A minimal /proc root: uptime and self. */
+static void
+make_root(const char *root, const char *uptime, const char *mountinfo)
+{
+	char self[4096];
+
+	make_dir(root);
+	snprintf(self, sizeof(self), "%s/self", root);
+	make_dir(self);
+	if (uptime)
+		write_str(root, "uptime", uptime);
+	write_str(self, "status", self_status);
+	write_str(self, "mountinfo", mountinfo ? mountinfo : plain_mountinfo);
+}
+
+/* A minimal process directory root/pid; a NULL file is left out. */
+static void
+make_pid(const char *root, uint32_t pid, const char *status, const char *stat, const char *cmdline,
+         size_t cmdline_len, const char *cgroup)
+{
+	char dir[4096];
+
+	snprintf(dir, sizeof(dir), "%s/%u", root, pid);
+	make_dir(dir);
+	if (status)
+		write_str(dir, "status", status);
+	if (stat)
+		write_str(dir, "stat", stat);
+	if (cmdline)
+		write_file(dir, "cmdline", cmdline, cmdline_len);
+	if (cgroup)
+		write_str(dir, "cgroup", cgroup);
+}
+
+/*
+ * What a fill produced, in a form that crosses a pipe: the permission tests
+ * run in a child that drops root, because root reads through any file mode.
+ */
+struct fill_res {
+	int rc;
+	int host;
+	uint32_t valid;
+	double v[PF__COUNT];
+	int has_name, has_user, has_cmdline, has_cgroup;
+	char name[64], user[64], cmdline[256], cgroup[256];
+};
+
+static void
+res_from(struct fill_res *r, int rc, const struct gpu_proc *p)
+{
+	memset(r, 0, sizeof(*r));
+	r->rc = rc;
+	r->host = (int)p->host;
+	r->valid = p->valid;
+	memcpy(r->v, p->v, sizeof(r->v));
+	r->has_name = p->name != NULL;
+	r->has_user = p->user != NULL;
+	r->has_cmdline = p->cmdline != NULL;
+	r->has_cgroup = p->cgroup != NULL;
+	snprintf(r->name, sizeof(r->name), "%s", p->name ? p->name : "");
+	snprintf(r->user, sizeof(r->user), "%s", p->user ? p->user : "");
+	snprintf(r->cmdline, sizeof(r->cmdline), "%s", p->cmdline ? p->cmdline : "");
+	snprintf(r->cgroup, sizeof(r->cgroup), "%s", p->cgroup ? p->cgroup : "");
+}
+
+static void
+fill_res_direct(const char *root, const char *passwd, uint32_t pid, struct fill_res *r)
+{
+	struct gs_config cfg;
+	struct procinfo_ctx *ctx;
+	struct gpu_proc p;
+	int rc;
+
+	cfg_for(&cfg, root, passwd);
+	ctx = procinfo_new(&cfg);
+	rc = fill(ctx, pid, &p);
+	res_from(r, rc, &p);
+	gpu_proc_release(&p);
+	procinfo_free(ctx);
+}
+
+/* Fill pid as an unprivileged user. Returns -1 when that cannot be arranged. */
+static int
+fill_unprivileged(const char *root, const char *passwd, uint32_t pid, struct fill_res *r)
+{
+	int fds[2], status;
+	ssize_t n;
+	pid_t child;
+
+	if (geteuid() != 0) {
+		fill_res_direct(root, passwd, pid, r);
+		return 0;
+	}
+	if (pipe(fds))
+		return -1;
+	fflush(stdout);
+	child = fork();
+	if (child < 0)
+		return -1;
+	if (child == 0) {
+		close(fds[0]);
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(3);
+		fill_res_direct(root, passwd, pid, r);
+		n = write(fds[1], r, sizeof(*r));
+		_exit(n == (ssize_t)sizeof(*r) ? 0 : 4);
+	}
+	close(fds[1]);
+	n = read(fds[0], r, sizeof(*r));
+	close(fds[0]);
+	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) ||
+	    n != (ssize_t)sizeof(*r))
+		return -1;
+	return 0;
+}
+
+/* --- container detection --------------------------------------------------- */
+
+struct cg_case {
+	const char *what;
+	const char *text;
+	bool found;
+	const char *id;
+	const char *runtime;
+	const char *pod;
+};
+
+static const struct cg_case cg_cases[] = {
+	{ "docker, cgroup v1, cgroupfs driver",
+	  "12:memory:/docker/" V1_ID "\n11:cpu,cpuacct:/docker/" V1_ID
+	  "\n1:name=systemd:/docker/" V1_ID "\n",
+	  true, "2a759f8fac4d", "docker", "" },
+	{ "docker, cgroup v1, systemd driver",
+	  "4:devices:/system.slice/docker-" V1_ID
+	  ".scope\n1:name=systemd:/system.slice/docker-" V1_ID ".scope\n",
+	  true, "2a759f8fac4d", "docker", "" },
+	{ "docker, cgroup v2", "0::/system.slice/docker-" DOCKER_ID ".scope\n", true,
+	  "635a3e8a6cfa", "docker", "" },
+	{ "containerd without Kubernetes", "5:devices:/containerd/" V1_ID "\n", true,
+	  "2a759f8fac4d", "containerd", "" },
+	{ "nerdctl, systemd driver", "0::/system.slice/nerdctl-" V1_ID ".scope\n", true,
+	  "2a759f8fac4d", "containerd", "" },
+	{ "cri-containerd, burstable pod, v2 systemd slices",
+	  "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" POD_LLM_
+	  ".slice/cri-containerd-" K8S_ID ".scope\n",
+	  true, "5075dfe85ac5", "containerd", POD_LLM },
+	{ "cri-o, besteffort pod, v2 systemd slices",
+	  "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" POD_CRIO_
+	  ".slice/crio-" CRIO_ID ".scope\n",
+	  true, "c64064614423", "cri-o", "8dae6b58-4e6d-3579-7dca-c8459f024631" },
+	{ "cri-o conmon is not the container",
+	  "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" POD_CRIO_
+	  ".slice/crio-conmon-" CRIO_ID ".scope\n",
+	  false, "", NULL, "" },
+	{ "cri-o, cgroupfs driver", "0::/kubepods/besteffort/pod" POD_BURST "/crio-" CRIO_ID "\n",
+	  true, "c64064614423", "cri-o", POD_BURST },
+	{ "podman, rootful", "0::/machine.slice/libpod-" ROOTPOD_ID ".scope\n", true,
+	  "2ec0e05312fe", "podman", "" },
+	{ "podman, rootless",
+	  "0::/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" PODMAN_ID
+	  ".scope/container\n",
+	  true, "aea66f069d4f", "podman", "" },
+	{ "podman conmon is not the container",
+	  "0::/machine.slice/libpod-conmon-" ROOTPOD_ID ".scope\n", false, "", NULL, "" },
+	{ "kubepods burstable, v1 cgroupfs path",
+	  "11:memory:/kubepods/burstable/pod" POD_BURST "/" K8S_ID
+	  "\n10:cpuset:/kubepods/burstable/pod" POD_BURST "/" K8S_ID "\n",
+	  true, "5075dfe85ac5", "kubernetes", POD_BURST },
+	{ "kubepods besteffort, v1 cgroupfs path",
+	  "9:pids:/kubepods/besteffort/pod" POD_BURST "/" K8S_ID "\n", true, "5075dfe85ac5",
+	  "kubernetes", POD_BURST },
+	{ "kubepods guaranteed, v1 cgroupfs path (no QoS level)",
+	  "9:pids:/kubepods/podb4e1f1c1-d892-713e-39ae-97127cdfa0e8/" K8S_ID "\n", true,
+	  "5075dfe85ac5", "kubernetes", "b4e1f1c1-d892-713e-39ae-97127cdfa0e8" },
+	{ "kubepods guaranteed, systemd slice",
+	  "0::/kubepods.slice/kubepods-pod" POD_GUAR_ ".slice/cri-containerd-" K8S_ID ".scope\n",
+	  true, "5075dfe85ac5", "containerd", "b4e1f1c1-d892-713e-39ae-97127cdfa0e8" },
+	{ "kubepods burstable, v1 systemd slices",
+	  "3:memory:/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" POD_LLM_
+	  ".slice/docker-" V1_ID ".scope\n",
+	  true, "2a759f8fac4d", "docker", POD_LLM },
+	{ "runc's slice:prefix:name fallback (kind, k3s)",
+	  "0::/system.slice/containerd.service/kubepods-besteffort-pod" POD_CRIO_
+	  ".slice:cri-containerd:" K8S_ID "\n",
+	  true, "5075dfe85ac5", "containerd", "8dae6b58-4e6d-3579-7dca-c8459f024631" },
+	{ "kind: a pod inside a docker node, the innermost wins",
+	  "12:memory:/docker/" KIND_NODE "/kubepods/besteffort/pod" POD_KIND "/" KIND_POD "\n",
+	  true, "16881906d96f", "kubernetes", POD_KIND },
+	{ "lxc, cgroup v1", "4:memory:/lxc/build01\n1:name=systemd:/lxc/build01\n", true, "build01",
+	  "lxc", "" },
+	{ "lxc, cgroup v2 payload, name cut to 12", "0::/lxc.payload.gpu-build-server-01\n", true,
+	  "gpu-build-se", "lxc", "" },
+	{ "lxc monitor is not the container", "0::/lxc.monitor.gpu-build-server-01\n", false, "",
+	  NULL, "" },
+	{ "plain user session", "0::/user.slice/user-1000.slice/session-3.scope\n", false, "", NULL,
+	  "" },
+	{ "systemd service", "0::/system.slice/nvidia-persistenced.service\n", false, "", NULL,
+	  "" },
+	{ "the containerd daemon itself", "0::/system.slice/containerd.service\n", false, "", NULL,
+	  "" },
+	{ "the docker daemon itself", "0::/system.slice/docker.service\n", false, "", NULL, "" },
+	{ "init", "0::/init.scope\n", false, "", NULL, "" },
+	{ "inside a private cgroup namespace", "0::/\n", false, "", NULL, "" },
+	{ "hybrid: v2 at the root, docker in v1",
+	  "12:memory:/docker/" V1_ID "\n1:name=systemd:/docker/" V1_ID "\n0::/\n", true,
+	  "2a759f8fac4d", "docker", "" },
+	{ "hybrid: the unified line wins over v1",
+	  "12:memory:/docker/" V1_ID "\n0::/system.slice/docker-" DOCKER_ID ".scope\n", true,
+	  "635a3e8a6cfa", "docker", "" },
+	{ "docker id too short", "0::/system.slice/docker-abc123.scope\n", false, "", NULL, "" },
+	{ "docker id not hex", "0::/docker/zzzzzzzzzzzzzzzzzzzzzzzzzzzzzz\n", false, "", NULL, "" },
+	{ "no newline at the end", "0::/system.slice/docker-" DOCKER_ID ".scope", true,
+	  "635a3e8a6cfa", "docker", "" },
+	{ "garbage", "this is not a cgroup file", false, "", NULL, "" },
+	{ "empty", "", false, "", NULL, "" },
+	{ "pod without a container", "0::/kubepods.slice/kubepods-pod" POD_GUAR_ ".slice\n", false,
+	  "", NULL, "" },
+};
+
+static void
+test_container_shapes(void)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cg_cases); i++) {
+		const struct cg_case *c = &cg_cases[i];
+		char id[64] = "junk", pod[64] = "junk";
+		const char *rt = "junk";
+		bool found;
+
+		found = procinfo_container(c->text, id, sizeof(id), &rt, pod, sizeof(pod));
+		is_int(found, c->found, "container: %s: found", c->what);
+		is_str(id, c->id, "container: %s: id", c->what);
+		is_str(rt, c->runtime, "container: %s: runtime", c->what);
+		is_str(pod, c->pod, "container: %s: pod", c->what);
+	}
+}
+
+static void
+test_container_buffers(void)
+{
+	char id[5], pod[9], big_id[64], big_pod[64];
+	const char *rt;
+	struct strbuf sb = STRBUF_INIT;
+	bool found;
+
+	found = procinfo_container(cg_cases[5].text, id, sizeof(id), &rt, pod, sizeof(pod));
+	ok(found, "container: small buffers still find it");
+	is_str(id, "5075", "container: id cut to its buffer");
+	is_str(pod, "6fa3721d", "container: pod cut to its buffer");
+	found = procinfo_container(cg_cases[2].text, NULL, 0, &rt, NULL, 0);
+	ok(found && !strcmp(rt, "docker"), "container: zero-sized buffers are not written");
+	found = procinfo_container(NULL, big_id, sizeof(big_id), &rt, big_pod, sizeof(big_pod));
+	ok(!found && !big_id[0] && !big_pod[0] && !rt, "container: NULL text is no container");
+
+	/* a path far longer than any buffer, with the container at its very end */
+	strbuf_addstr(&sb, "0::");
+	for (int i = 0; i < 5000; i++)
+		strbuf_addstr(&sb, "/deep");
+	strbuf_addstr(&sb, "/docker-" DOCKER_ID ".scope\n");
+	found = procinfo_container(sb.buf, big_id, sizeof(big_id), &rt, big_pod, sizeof(big_pod));
+	ok(found && !strcmp(big_id, "635a3e8a6cfa"), "container: 25 kB path");
+	/* a pod uid too long for any pod buffer is no pod */
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, "0::/kubepods/pod");
+	for (int i = 0; i < 100; i++)
+		strbuf_addstr(&sb, "ab");
+	strbuf_addstr(&sb, "/" K8S_ID "\n");
+	found = procinfo_container(sb.buf, big_id, sizeof(big_id), &rt, big_pod, sizeof(big_pod));
+	ok(!found && !big_pod[0], "container: 200-digit pod uid is rejected");
+	strbuf_release(&sb);
+}
+
+/* --- the root namespace fixture ---------------------------------------------- */
+
+static void
+test_normal_process(struct procinfo_ctx *ctx)
+{
+	struct gpu_proc p;
+
+	is_int(fill(ctx, 1001, &p), 0, "1001: filled");
+	is_int(p.host, PHOST_OK, "1001: all read");
+	is_str(p.name, "python3", "1001: name from status");
+	is_str(p.user, "alice", "1001: user from the passwd file (first line of uid 1000)");
+	is_dbl(field(&p, PF_UID), 1000, 0, "1001: real uid");
+	is_dbl(field(&p, PF_NSPID), 1001, 0, "1001: nspid = pid in the root namespace");
+	is_dbl(field(&p, PF_RSS), 2401974272.0, 0, "1001: rss = 2345678 kB in bytes");
+	/* (360000 + 40000) ticks / 100 Hz */
+	is_dbl(field(&p, PF_CPU_TIME), 4000, 1e-9, "1001: cpu time");
+	is_int(p.start_ticks, 34000000, "1001: start ticks");
+	/* started 340000.00 s after boot, uptime 350000.50: 10000.5 s ago */
+	is_dbl(field(&p, PF_START_TIME), 1799989999.5, 1e-6, "1001: start time");
+	/* first sight: lifetime average 4000 / 10000.5 */
+	is_dbl(field(&p, PF_CPU_PERCENT), 39.998000099995, 1e-9, "1001: lifetime cpu %%");
+	is_str(p.cmdline,
+	       "/home/alice/.venv/bin/python3 -m torch.distributed.run --nproc_per_node=8 "
+	       "--master_port=29500 train.py --config configs/llama-70b.yaml --batch-size 64 --lr 3e-4 "
+	       "--run-name llama 70b sft (ablation 3) --output-dir /scratch/alice/runs/2026-11-30T05:02:23 "
+	       "--resume --gradient-checkpointing --dataloader-workers=16 --seed=1234",
+	       "1001: cmdline joined with single spaces, no trailing space");
+	is_str(p.container, NULL, "1001: user session: no container");
+	is_str(p.container_runtime, NULL, "1001: no runtime");
+	is_str(p.pod, NULL, "1001: no pod");
+	is_str(p.cgroup, "/user.slice/user-1000.slice/session-3.scope", "1001: cgroup path");
+	gpu_proc_release(&p);
+}
+
+static void
+test_docker_process(struct procinfo_ctx *ctx)
+{
+	struct gpu_proc p;
+
+	is_int(fill(ctx, 2002, &p), 0, "2002: filled");
+	is_int(p.host, PHOST_OK, "2002: all read");
+	is_str(p.name, "tritonserver", "2002: name");
+	is_str(p.user, "root", "2002: uid 0 is root");
+	is_dbl(field(&p, PF_NSPID), 1, 0, "2002: nspid is the last NSpid entry");
+	is_dbl(field(&p, PF_RSS), 1073741824.0, 0, "2002: rss 1 GiB");
+	is_dbl(field(&p, PF_CPU_TIME), 20, 1e-9, "2002: cpu time (1500 + 500) / 100");
+	/* started 349900.50 s after boot: 100 s ago */
+	is_dbl(field(&p, PF_START_TIME), 1799999900.0, 1e-6, "2002: start time");
+	is_dbl(field(&p, PF_CPU_PERCENT), 20, 1e-9, "2002: lifetime cpu %% 20 / 100");
+	is_str(p.cmdline, "tritonserver --model-repository=/models --log-verbose=0",
+	       "2002: cmdline");
+	is_str(p.container, "635a3e8a6cfa", "2002: docker container id");
+	is_str(p.container_runtime, "docker", "2002: runtime");
+	is_str(p.pod, NULL, "2002: no pod");
+	is_str(p.cgroup, "/system.slice/docker-" DOCKER_ID ".scope", "2002: cgroup path");
+	gpu_proc_release(&p);
+}
+
+static void
+test_pod_process(struct procinfo_ctx *ctx)
+{
+	struct gpu_proc p;
+
+	is_int(fill(ctx, 3003, &p), 0, "3003: filled");
+	is_int(p.host, PHOST_OK, "3003: all read");
+	is_str(p.user, "1001", "3003: uid without a passwd line shows as a number");
+	is_dbl(field(&p, PF_UID), 1001, 0, "3003: uid");
+	is_dbl(field(&p, PF_NSPID), 7, 0, "3003: pid 7 in the pod");
+	is_dbl(field(&p, PF_RSS), 536870912.0, 0, "3003: rss 512 MiB");
+	is_dbl(field(&p, PF_CPU_TIME), 8000, 1e-9, "3003: cpu time");
+	/* started 300000.50 s after boot: 50000 s ago; 8000 / 50000 */
+	is_dbl(field(&p, PF_START_TIME), 1799950000.0, 1e-6, "3003: start time");
+	is_dbl(field(&p, PF_CPU_PERCENT), 16, 1e-9, "3003: lifetime cpu %%");
+	is_str(p.container, "5075dfe85ac5", "3003: container id from a v1 hierarchy");
+	is_str(p.container_runtime, "containerd", "3003: cri-containerd");
+	is_str(p.pod, POD_LLM, "3003: pod uid with dashes");
+	is_str(p.cgroup,
+	       "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" POD_LLM_
+	       ".slice/cri-containerd-" K8S_ID ".scope",
+	       "3003: cgroup path of the first line (no v2 line)");
+	is_str(p.cmdline, "python -m vllm.entrypoints.openai.api_server --model /models/llama-3-8b",
+	       "3003: cmdline");
+	gpu_proc_release(&p);
+}
+
+static void
+test_odd_processes(struct procinfo_ctx *ctx)
+{
+	struct gpu_proc p;
+
+	is_int(fill(ctx, 4004, &p), 0, "4004: filled");
+	is_int(p.host, PHOST_OK, "4004: all read");
+	is_str(p.name, "a) (b c", "4004: name with ') (' and spaces");
+	is_str(p.user, "bob", "4004: user");
+	/* stat fields counted from the last ')': (250 + 50) / 100 */
+	is_dbl(field(&p, PF_CPU_TIME), 3, 1e-9, "4004: cpu time past a comm holding ') ('");
+	is_int(p.start_ticks, 34999000, "4004: start ticks past a comm holding ') ('");
+	is_dbl(field(&p, PF_START_TIME), 1799999989.5, 1e-6, "4004: start time 10.5 s ago");
+	is_dbl(field(&p, PF_CPU_PERCENT), 300.0 / 10.5, 1e-9, "4004: lifetime cpu %% 3 / 10.5");
+	is_str(p.cmdline, "./a) (b c --flag", "4004: cmdline");
+	is_str(p.container, "aea66f069d4f", "4004: rootless podman");
+	is_str(p.container_runtime, "podman", "4004: runtime");
+	gpu_proc_release(&p);
+
+	is_int(fill(ctx, 5005, &p), 0, "5005: filled");
+	is_int(p.host, PHOST_OK, "5005: all read");
+	is_str(p.cmdline, "/usr/local/bin/ollama serve", "5005: cmdline");
+	is_str(p.container, NULL, "5005: systemd service: no container");
+	is_str(p.cgroup, "/system.slice/ollama.service", "5005: cgroup");
+	is_dbl(field(&p, PF_CPU_PERCENT), 7000.0 / 340000.5, 1e-12,
+	       "5005: lifetime cpu %% 70 / 340000.5");
+	gpu_proc_release(&p);
+
+	is_int(fill(ctx, 6006, &p), 0, "6006: zombie filled");
+	is_int(p.host, PHOST_OK, "6006: a zombie is read in full");
+	is_str(p.name, "cuda-worker", "6006: name");
+	is_str(p.cmdline, "[cuda-worker]", "6006: empty cmdline shows [name]");
+	ok(!proc_has(&p, PF_RSS), "6006: no VmRSS, no rss");
+	is_dbl(field(&p, PF_CPU_TIME), 0.15, 1e-12, "6006: cpu time");
+	gpu_proc_release(&p);
+}
+
+static void
+test_malformed_fixture(struct procinfo_ctx *ctx)
+{
+	struct gpu_proc p;
+
+	is_int(fill(ctx, 7007, &p), 0, "7007: malformed files are not an error");
+	is_int(p.host, PHOST_PARTIAL, "7007: partial");
+	is_str(p.name, "trunc", "7007: the name could be read");
+	ok(!proc_has(&p, PF_UID) && !p.user, "7007: garbage uid is unread");
+	ok(!proc_has(&p, PF_NSPID), "7007: garbage NSpid is unread");
+	ok(!proc_has(&p, PF_RSS), "7007: VmRSS in MB is unread");
+	ok(!proc_has(&p, PF_CPU_TIME) && !proc_has(&p, PF_START_TIME) &&
+	           !proc_has(&p, PF_CPU_PERCENT),
+	   "7007: truncated stat is unread");
+	is_str(p.cmdline, "trunc", "7007: cmdline");
+	is_str(p.cgroup, NULL, "7007: garbage cgroup has no path");
+	is_str(p.container, NULL, "7007: and no container");
+	gpu_proc_release(&p);
+}
+
+static void
+test_gone(struct procinfo_ctx *ctx)
+{
+	struct gpu_proc p;
+	struct err err = ERR_INIT;
+
+	memset(&p, 0, sizeof(p));
+	p.pid = 9009;
+	is_int(procinfo_fill(ctx, &p, &err), E_NOTFOUND,
+	       "9009: no such process in the root namespace");
+	ok(strstr(err.msg, "9009") != NULL, "9009: the message names the pid ('%s')", err.msg);
+	gpu_proc_release(&p);
+	is_int(fill(ctx, 8008, &p), E_NOTFOUND, "8008: stat vanished after status: exited");
+	gpu_proc_release(&p);
+}
+
+static void
+test_root_fixture(void)
+{
+	struct gs_config cfg;
+	struct procinfo_ctx *ctx;
+
+	cfg_for(&cfg, proc_root, passwd_path);
+	ctx = procinfo_new(&cfg);
+	test_normal_process(ctx);
+	test_docker_process(ctx);
+	test_pod_process(ctx);
+	test_odd_processes(ctx);
+	test_malformed_fixture(ctx);
+	test_gone(ctx);
+	procinfo_free(ctx);
+}
+
+static void
+add_proc(struct gpu_snapshot *s, unsigned dev, uint32_t pid)
+{
+	struct gpu_proc *p = gpu_snapshot_add_proc(s);
+
+	p->dev = dev;
+	p->pid = pid;
+	p->type = PROC_COMPUTE;
+	proc_set(p, PF_GPU_MEM, 1024.0 * pid);
+}
+
+static void
+test_enrich_drops(void)
+{
+	static const uint32_t want_pid[] = { 1001, 2002, 6006, 1001 };
+	static const unsigned want_dev[] = { 0, 1, 2, 2 };
+	struct gpu_snapshot snap;
+	struct gs_config cfg;
+	struct procinfo_ctx *ctx;
+	size_t i;
+
+	cfg_for(&cfg, proc_root, passwd_path);
+	ctx = procinfo_new(&cfg);
+	gpu_snapshot_init(&snap);
+	add_proc(&snap, 0, 1001);
+	add_proc(&snap, 0, 9009); /* gone before we looked */
+	add_proc(&snap, 1, 2002);
+	add_proc(&snap, 1, 8008); /* gone while we looked: its strings must be freed */
+	add_proc(&snap, 2, 6006);
+	add_proc(&snap, 2, 1001); /* the same process on a second GPU */
+	procinfo_enrich(ctx, &snap);
+	is_int(snap.nr_proc, 4, "enrich: the two gone processes are dropped");
+	for (i = 0; i < snap.nr_proc && i < 4; i++) {
+		const struct gpu_proc *p = &snap.proc[i];
+
+		ok(p->pid == want_pid[i] && p->dev == want_dev[i] && p->host == PHOST_OK,
+		   "enrich: row %zu is pid %u on gpu %u, read", i, want_pid[i], want_dev[i]);
+		is_dbl(field(p, PF_GPU_MEM), 1024.0 * want_pid[i], 0,
+		       "enrich: row %zu keeps what the driver said", i);
+	}
+	is_str(snap.proc[3].name, "python3", "enrich: the compacted rows own their strings");
+	is_dbl(field(&snap.proc[3], PF_CPU_PERCENT), field(&snap.proc[0], PF_CPU_PERCENT), 0,
+	       "enrich: a process on two GPUs gets one cpu %%");
+	gpu_snapshot_release(&snap);
+	procinfo_free(ctx);
+}
+
+/* --- nested pid namespace and hidepid ------------------------------------------ */
+
+static void
+test_nested(void)
+{
+	struct gs_config cfg;
+	struct procinfo_ctx *ctx;
+	struct gpu_snapshot snap;
+	struct gpu_proc p;
+
+	cfg_for(&cfg, nested_root, passwd_path);
+	ctx = procinfo_new(&cfg);
+
+	is_int(fill(ctx, 57, &p), 0, "nested 57: filled");
+	is_int(p.host, PHOST_OK, "nested 57: holds /dev/nvidia0, so it is the driver's process");
+	is_str(p.name, "python", "nested 57: name");
+	is_str(p.user, "alice", "nested 57: user");
+	is_str(p.cmdline, "python infer.py", "nested 57: cmdline");
+	is_str(p.cgroup, "/", "nested 57: cgroup");
+	/* 350 s of CPU since 1000 s after boot, uptime 5000 */
+	is_dbl(field(&p, PF_CPU_PERCENT), 8.75, 1e-9, "nested 57: cpu %% 350 / 4000");
+	is_dbl(field(&p, PF_START_TIME), FIXED_TIME - 4000, 1e-6, "nested 57: start time");
+	gpu_proc_release(&p);
+
+	memset(&p, 0, sizeof(p));
+	p.pid = 58;
+	p.name = xstrdup("from-driver");
+	is_int(procinfo_fill(ctx, &p, NULL), 0, "nested 58: not an error");
+	is_int(p.host, PHOST_NOT_VISIBLE, "nested 58: our pid 58 holds no GPU: another process");
+	is_int(p.valid, 0, "nested 58: nothing from /proc filled in");
+	ok(!p.user && !p.cmdline && !p.cgroup && !p.container, "nested 58: no strings filled in");
+	is_str(p.name, "from-driver", "nested 58: what the driver said stays");
+	gpu_proc_release(&p);
+
+	is_int(fill(ctx, 59, &p), 0, "nested 59: a missing pid is kept");
+	is_int(p.host, PHOST_NOT_VISIBLE, "nested 59: not visible from this namespace");
+	gpu_proc_release(&p);
+	is_int(fill(ctx, 61, &p), 0, "nested 61: no fd directory");
+	is_int(p.host, PHOST_NOT_VISIBLE, "nested 61: not visible");
+	gpu_proc_release(&p);
+
+	gpu_snapshot_init(&snap);
+	add_proc(&snap, 0, 57);
+	add_proc(&snap, 0, 58);
+	add_proc(&snap, 0, 59);
+	procinfo_enrich(ctx, &snap);
+	is_int(snap.nr_proc, 3, "nested: enrich drops nothing");
+	gpu_snapshot_release(&snap);
+	procinfo_free(ctx);
+}
+
+struct mount_case {
+	const char *what;
+	const char *mountinfo;
+	bool hidden;
+};
+
+static void
+test_hidepid(void)
+{
+	static const struct mount_case cases[] = {
+		{ "hidepid=2", "23 28 0:22 / /proc rw,nosuid - proc proc rw,hidepid=2,gid=27\n",
+		  true },
+		{ "hidepid=invisible (5.8+)",
+		  "22 28 0:21 / /sys rw shared:7 - sysfs sysfs rw\n"
+		  "23 28 0:22 / /proc rw,nosuid,nodev,noexec,relatime shared:12 master:3 - proc proc rw,hidepid=invisible\n",
+		  true },
+		{ "hidepid=noaccess", "23 28 0:22 / /proc rw - proc proc rw,hidepid=noaccess\n",
+		  true },
+		{ "hidepid=1", "23 28 0:22 / /proc rw - proc proc rw,hidepid=1\n", true },
+		{ "hidepid=0", "23 28 0:22 / /proc rw - proc proc rw,hidepid=0\n", false },
+		{ "hidepid=off", "23 28 0:22 / /proc rw - proc proc rw,hidepid=off\n", false },
+		{ "no hidepid", "23 28 0:22 / /proc rw - proc proc rw,subset=pid\n", false },
+		{ "hidepid on another proc mount",
+		  "40 28 0:60 / /mnt/proc rw - proc proc rw,hidepid=2\n", false },
+		{ "hidepid on a mount that is not proc",
+		  "23 28 0:22 / /proc rw - tmpfs tmpfs rw,hidepid=2\n", false },
+		{ "hidepid in the per-mount options only",
+		  "23 28 0:22 / /proc rw,hidepid=2 - proc proc rw\n", false },
+		{ "truncated line", "23 28 0:22 / /proc rw - proc", false },
+		{ "garbage", "\n\n- - - - - - - - hidepid=2\n", false },
+	};
+	char root[4096], mi[4200];
+	struct gs_config cfg;
+	struct procinfo_ctx *ctx;
+	struct gpu_proc p;
+	size_t i;
+	int rc;
+
+	tmp_path(root, sizeof(root), "hidepid");
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		make_root(root, "100.00 100.00\n", cases[i].mountinfo);
+		cfg_for(&cfg, root, passwd_path);
+		ctx = procinfo_new(&cfg);
+		rc = fill(ctx, 4242, &p);
+		if (cases[i].hidden)
+			ok(rc == 0 && p.host == PHOST_NOT_VISIBLE,
+			   "hidepid: %s: missing pid kept, not visible", cases[i].what);
+		else
+			is_int(rc, E_NOTFOUND, "hidepid: %s: missing pid is gone", cases[i].what);
+		gpu_proc_release(&p);
+		procinfo_free(ctx);
+	}
+
+	/* proc mounted where cfg->proc_root points */
+	snprintf(mi, sizeof(mi), "50 28 0:70 / %s rw - proc proc rw,hidepid=2\n", root);
+	make_root(root, "100.00 100.00\n", mi);
+	cfg_for(&cfg, root, passwd_path);
+	ctx = procinfo_new(&cfg);
+	rc = fill(ctx, 4242, &p);
+	ok(rc == 0 && p.host == PHOST_NOT_VISIBLE, "hidepid: on the proc mount at proc_root");
+	gpu_proc_release(&p);
+	procinfo_free(ctx);
+
+	/* the context looks once: a later remount is not seen */
+	make_root(root, "100.00 100.00\n", plain_mountinfo);
+	ctx = procinfo_new(&cfg);
+	is_int(fill(ctx, 4242, &p), E_NOTFOUND, "hidepid: not hidden at first");
+	gpu_proc_release(&p);
+	write_str(root, "self/mountinfo", cases[0].mountinfo);
+	is_int(fill(ctx, 4242, &p), E_NOTFOUND, "hidepid: learnt once per context");
+	gpu_proc_release(&p);
+	procinfo_free(ctx);
+	rm_tree(root);
+}
+
+/* --- unreadable files ------------------------------------------------------------ */
+
+static void
+test_unreadable(void)
+{
+	char root[4096], nested[4096], path[4200], passwd[4096];
+	struct fill_res r;
+
+	tmp_path(root, sizeof(root), "perm");
+	copy_tree(proc_root, root);
+	tmp_path(nested, sizeof(nested), "perm-nested");
+	copy_tree(nested_root, nested);
+	/* the unprivileged child must reach the files: mkdtemp made tmp_dir 0700 */
+	chmod(tmp_dir, 0755);
+	snprintf(passwd, sizeof(passwd), "%s/passwd", tmp_dir);
+	copy_file(passwd_path, tmp_dir, "passwd");
+
+	snprintf(path, sizeof(path), "%s/5005/cmdline", root);
+	chmod(path, 0);
+	if (fill_unprivileged(root, passwd, 5005, &r)) {
+		skip("cannot drop root to test unreadable files");
+		goto out;
+	}
+	ok(r.rc == 0 && r.host == PHOST_PARTIAL, "unreadable cmdline: partial");
+	ok(r.has_name && !strcmp(r.name, "ollama") && !strcmp(r.user, "root"),
+	   "unreadable cmdline: status read");
+	ok(!r.has_cmdline, "unreadable cmdline: no cmdline");
+	ok(r.has_cgroup && !strcmp(r.cgroup, "/system.slice/ollama.service"),
+	   "unreadable cmdline: cgroup read");
+	ok((r.valid >> PF_CPU_PERCENT) & 1, "unreadable cmdline: stat read");
+	chmod(path, 0644);
+
+	snprintf(path, sizeof(path), "%s/5005/cgroup", root);
+	chmod(path, 0);
+	ok(!fill_unprivileged(root, passwd, 5005, &r) && r.rc == 0 && r.host == PHOST_PARTIAL &&
+	           !r.has_cgroup && !strcmp(r.cmdline, "/usr/local/bin/ollama serve"),
+	   "unreadable cgroup: partial, cmdline read");
+	chmod(path, 0644);
+
+	snprintf(path, sizeof(path), "%s/5005/stat", root);
+	chmod(path, 0);
+	ok(!fill_unprivileged(root, passwd, 5005, &r) && r.rc == 0 && r.host == PHOST_PARTIAL &&
+	           !((r.valid >> PF_CPU_TIME) & 1) && r.has_cmdline,
+	   "unreadable stat: partial, no cpu time");
+	chmod(path, 0644);
+
+	snprintf(path, sizeof(path), "%s/5005/status", root);
+	chmod(path, 0);
+	ok(!fill_unprivileged(root, passwd, 5005, &r) && r.rc == 0 && r.host == PHOST_NOT_VISIBLE &&
+	           r.valid == 0 && !r.has_name,
+	   "unreadable status (hidepid=1 style): not visible, nothing filled");
+	chmod(path, 0644);
+
+	snprintf(path, sizeof(path), "%s/60/fd", nested);
+	chmod(path, 0);
+	ok(!fill_unprivileged(nested, passwd, 60, &r) && r.rc == 0 && r.host == PHOST_PARTIAL &&
+	           !strcmp(r.name, "server") && !strcmp(r.cmdline, "server --port 8000"),
+	   "nested, unreadable fd directory: accepted but partial");
+out:
+	chmod(path, 0755);
+	rm_tree(root);
+	rm_tree(nested);
+}
+
+/* --- CPU % over samples ------------------------------------------------------------- */
+
+static void
+set_stat(const char *root, uint32_t pid, const char *comm, unsigned long utime, unsigned long stime,
+         unsigned long start)
+{
+	char dir[4096], buf[512];
+
+	snprintf(dir, sizeof(dir), "%s/%u", root, pid);
+	snprintf(buf, sizeof(buf),
+	         "%u (%s) S 1 %u 1 0 -1 4194560 100 0 0 0 %lu %lu 0 0 20 0 8 0 %lu 1000 100\n", pid,
+	         comm, pid, utime, stime, start);
+	write_str(dir, "stat", buf);
+}
+
+static void
+enrich_pids(struct procinfo_ctx *ctx, struct gpu_snapshot *snap, const uint32_t *pids, size_t n)
+{
+	gpu_snapshot_release(snap);
+	for (size_t i = 0; i < n; i++)
+		add_proc(snap, (unsigned)i, pids[i]);
+	procinfo_enrich(ctx, snap);
+}
+
+static void
+test_cpu_delta(void)
+{
+	static const uint32_t both[] = { 1001, 1001, 2002 }, only_2002[] = { 2002 };
+	char root[4096];
+	struct gs_config cfg;
+	struct procinfo_ctx *ctx;
+	struct gpu_snapshot snap;
+
+	tmp_path(root, sizeof(root), "delta");
+	copy_tree(proc_root, root);
+	cfg_for(&cfg, root, passwd_path);
+	ctx = procinfo_new(&cfg);
+	gpu_snapshot_init(&snap);
+
+	enrich_pids(ctx, &snap, both, 3);
+	is_dbl(field(&snap.proc[0], PF_CPU_PERCENT), 39.998000099995, 1e-9,
+	       "delta: first sample is the lifetime");
+	is_dbl(field(&snap.proc[2], PF_CPU_PERCENT), 20, 1e-9, "delta: first sample of 2002");
+
+	/* 2 s later: 1001 used 1.5 s of CPU, 2002 used 3 s on several threads */
+	write_str(root, "uptime", "350002.50 5312349.00\n");
+	set_stat(root, 1001, "python3", 360100, 40050, 34000000);
+	set_stat(root, 2002, "tritonserver", 1800, 500, 34990050);
+	enrich_pids(ctx, &snap, both, 3);
+	is_dbl(field(&snap.proc[0], PF_CPU_PERCENT), 75, 1e-9, "delta: 1.5 s of CPU in 2 s");
+	is_dbl(field(&snap.proc[1], PF_CPU_PERCENT), 75, 1e-9, "delta: the same on its second GPU");
+	is_dbl(field(&snap.proc[2], PF_CPU_PERCENT), 150, 1e-9,
+	       "delta: more than 100 %% when multi-threaded");
+	is_dbl(field(&snap.proc[0], PF_CPU_TIME), 4001.5, 1e-9, "delta: cpu time");
+
+	/* 1001 not sampled: its entry is dropped; 2002 idle for 1 s */
+	write_str(root, "uptime", "350003.50 5312350.00\n");
+	enrich_pids(ctx, &snap, only_2002, 1);
+	is_dbl(field(&snap.proc[0], PF_CPU_PERCENT), 0, 1e-9, "delta: idle for a second");
+
+	/* 1001 back: the cache forgot it, so the lifetime again: 4001.5 / 10003.5 */
+	enrich_pids(ctx, &snap, both, 3);
+	is_dbl(field(&snap.proc[0], PF_CPU_PERCENT), 400150.0 / 10003.5, 1e-9,
+	       "delta: a process dropped from the cache starts over");
+
+	/*
+	 * pid 2002 reused by a process started 54.5 s ago that used 25 s:
+	 * its lifetime 45.87 %, where a delta against the old 23 s would say 200 %
+	 */
+	write_str(root, "uptime", "350004.50 5312351.00\n");
+	set_stat(root, 2002, "new", 2400, 100, 34995000);
+	enrich_pids(ctx, &snap, only_2002, 1);
+	is_dbl(field(&snap.proc[0], PF_CPU_PERCENT), 2500.0 / 54.5, 1e-9,
+	       "delta: a reused pid is a new process");
+	gpu_snapshot_release(&snap);
+	procinfo_free(ctx);
+
+	/* procinfo_fill alone also measures between calls */
+	ctx = procinfo_new(&cfg);
+	{
+		struct gpu_proc p;
+
+		fill(ctx, 2002, &p);
+		gpu_proc_release(&p);
+		write_str(root, "uptime", "350008.50 5312351.00\n");
+		set_stat(root, 2002, "new", 2600, 100, 34995000);
+		fill(ctx, 2002, &p);
+		is_dbl(field(&p, PF_CPU_PERCENT), 50, 1e-9,
+		       "delta: procinfo_fill twice: 2 s of CPU in 4 s");
+		gpu_proc_release(&p);
+	}
+	procinfo_free(ctx);
+	rm_tree(root);
+}
+
+/* --- users ------------------------------------------------------------------------ */
+
+static const char *
+user_of(struct procinfo_ctx *ctx, const char *root, uint32_t uid, char *buf, size_t size)
+{
+	char status[256];
+	struct gpu_proc p;
+
+	snprintf(status, sizeof(status), "Name:\tx\nUid:\t%u\t%u\t%u\t%u\n", uid, uid, uid, uid);
+	make_pid(root, 100, status, "100 (x) S 1 100 1 0 -1 0 1 0 0 0 1 1 0 0 20 0 1 0 5 1 1\n",
+	         "x", 2, "0::/\n");
+	if (fill(ctx, 100, &p) || p.host != PHOST_OK)
+		diag("uid %u: not read in full", uid);
+	snprintf(buf, size, "%s", p.user ? p.user : "(null)");
+	gpu_proc_release(&p);
+	return buf;
+}
+
+static void
+test_users(void)
+{
+	char root[4096], abs_passwd[4096], buf[128];
+	struct gs_config cfg;
+	struct procinfo_ctx *ctx;
+
+	tmp_path(root, sizeof(root), "users");
+	make_root(root, "100.00 100.00\n", NULL);
+	snprintf(abs_passwd, sizeof(abs_passwd), "%s/passwd", tmp_dir);
+	copy_file(passwd_path, tmp_dir, "passwd");
+
+	cfg_for(&cfg, root, abs_passwd);
+	ctx = procinfo_new(&cfg);
+	is_str(user_of(ctx, root, 0, buf, sizeof(buf)), "root",
+	       "users: uid 0 (absolute passwd path)");
+	is_str(user_of(ctx, root, 1000, buf, sizeof(buf)), "alice",
+	       "users: the first line of a uid wins");
+	is_str(user_of(ctx, root, 1002, buf, sizeof(buf)), "bob", "users: after a blank line");
+	is_str(user_of(ctx, root, 128, buf, sizeof(buf)), "nvidia-persistenced",
+	       "users: a system user");
+	is_str(user_of(ctx, root, 65534, buf, sizeof(buf)), "nobody", "users: nobody");
+	is_str(user_of(ctx, root, 4000, buf, sizeof(buf)), "last-line-without-newline",
+	       "users: last line without a newline");
+	is_str(user_of(ctx, root, 1001, buf, sizeof(buf)), "1001",
+	       "users: unknown uid as a number");
+	is_str(user_of(ctx, root, 1001, buf, sizeof(buf)), "1001", "users: unknown uid, cached");
+	is_str(user_of(ctx, root, 4294967294u, buf, sizeof(buf)), "4294967294",
+	       "users: uid (uid_t)-2");
+	procinfo_free(ctx);
+
+	cfg_for(&cfg, root, passwd_path);
+	ctx = procinfo_new(&cfg);
+	is_str(user_of(ctx, root, 1000, buf, sizeof(buf)), "alice", "users: relative passwd path");
+	procinfo_free(ctx);
+
+	cfg_for(&cfg, root, "/nonexistent/passwd");
+	ctx = procinfo_new(&cfg);
+	is_str(user_of(ctx, root, 0, buf, sizeof(buf)), "0", "users: missing passwd file: numbers");
+	procinfo_free(ctx);
+
+	/* the system database: which names it holds is not ours to know */
+	cfg_for(&cfg, root, NULL);
+	ctx = procinfo_new(&cfg);
+	user_of(ctx, root, 0, buf, sizeof(buf));
+	ok(strcmp(buf, "(null)") && buf[0], "users: getpwuid_r gives uid 0 some name ('%s')", buf);
+	user_of(ctx, root, 0, buf, sizeof(buf));
+	ok(strcmp(buf, "(null)") && buf[0], "users: and again from the cache");
+	procinfo_free(ctx);
+	rm_tree(root);
+	rm_tree(abs_passwd);
+}
+
+/* --- odd files ---------------------------------------------------------------------- */
+
+static const char good_status[] =
+        "Name:\tworker\nUid:\t1000\t1000\t1000\t1000\nNSpid:\t200\nVmRSS:\t     100 kB\n";
+static const char good_stat[] =
+        "200 (worker) S 1 200 1 0 -1 4194560 1 0 0 0 100 100 0 0 20 0 1 0 100 1 1\n";
+static const char good_cgroup[] = "0::/system.slice/docker-" DOCKER_ID ".scope\n";
+
+static void
+test_odd_files(void)
+{
+	char root[4096], dir[4200], big[10000];
+	struct gs_config cfg;
+	struct procinfo_ctx *ctx;
+	struct gpu_proc p;
+	size_t i;
+
+	tmp_path(root, sizeof(root), "odd");
+	make_root(root, NULL, NULL);
+	cfg_for(&cfg, root, passwd_path);
+	ctx = procinfo_new(&cfg);
+
+	/* a kernel without uptime gives no start time and no cpu % */
+	make_pid(root, 200, good_status, good_stat, "worker", 7, good_cgroup);
+	is_int(fill(ctx, 200, &p), 0, "no uptime: filled");
+	ok(p.host == PHOST_OK && proc_has(&p, PF_CPU_TIME) && !proc_has(&p, PF_START_TIME) &&
+	           !proc_has(&p, PF_CPU_PERCENT),
+	   "no uptime: cpu time, but no start time or cpu %%");
+	gpu_proc_release(&p);
+
+	/* 100 arguments of 99 bytes: 10000 bytes, cut at 4096 */
+	for (i = 0; i < sizeof(big); i++)
+		big[i] = i % 100 == 99 ? '\0' : 'a';
+	make_pid(root, 201, good_status, good_stat, big, sizeof(big), good_cgroup);
+	write_str(root, "uptime", "100.00 100.00\n");
+	is_int(fill(ctx, 201, &p), 0, "huge cmdline: filled");
+	ok(p.cmdline && strlen(p.cmdline) == 4096 && p.cmdline[99] == ' ',
+	   "huge cmdline: cut at 4096 bytes");
+	is_dbl(field(&p, PF_START_TIME), FIXED_TIME - 99, 1e-6, "huge cmdline: the rest is read");
+	gpu_proc_release(&p);
+
+	/* setproctitle() pads with NULs; an empty argument in the middle stays */
+	make_pid(root, 202, good_status, good_stat, "postgres: writer\0\0\0\0\0\0", 22,
+	         good_cgroup);
+	fill(ctx, 202, &p);
+	is_str(p.cmdline, "postgres: writer", "cmdline: trailing NULs are no arguments");
+	gpu_proc_release(&p);
+	make_pid(root, 203, good_status, good_stat, "a\0\0b\0", 5, good_cgroup);
+	fill(ctx, 203, &p);
+	is_str(p.cmdline, "a  b", "cmdline: an empty argument between two");
+	gpu_proc_release(&p);
+
+	/* no cgroup file (a kernel without cgroups) while the process lives */
+	make_pid(root, 204, good_status, good_stat, "w", 2, NULL);
+	is_int(fill(ctx, 204, &p), 0, "no cgroup file: filled");
+	ok(p.host == PHOST_OK && !p.cgroup && !p.container,
+	   "no cgroup file: no cgroup, still complete");
+	gpu_proc_release(&p);
+
+	/* started after we read the uptime */
+	make_pid(root, 205, good_status,
+	         "205 (w) S 1 205 1 0 -1 0 1 0 0 0 0 0 0 0 20 0 1 0 10050 1 1\n", "w", 2,
+	         good_cgroup);
+	fill(ctx, 205, &p);
+	is_dbl(field(&p, PF_START_TIME), FIXED_TIME, 1e-6,
+	       "born after the uptime read: starts now");
+	is_dbl(field(&p, PF_CPU_PERCENT), 0, 0, "born after the uptime read: 0 %%");
+	gpu_proc_release(&p);
+
+	/* a status without Name or Uid is partial; without VmRSS it is not */
+	make_pid(root, 206, "State:\tS\n", good_stat, "w", 2, good_cgroup);
+	fill(ctx, 206, &p);
+	ok(p.host == PHOST_PARTIAL && !p.name && !p.user && p.cmdline && !strcmp(p.cmdline, "w"),
+	   "status without Name or Uid: partial");
+	gpu_proc_release(&p);
+	snprintf(dir, sizeof(dir), "%s/206", root);
+	write_str(dir, "status", "Name:\tw\nUid:\t5\t5\t5\t5\n");
+	fill(ctx, 206, &p);
+	ok(p.host == PHOST_OK && !proc_has(&p, PF_NSPID) && !proc_has(&p, PF_RSS),
+	   "status of a kernel before 4.1 without NSpid, and no VmRSS: complete");
+	gpu_proc_release(&p);
+	procinfo_free(ctx);
+	rm_tree(root);
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t
+rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* Every prefix of real files, then random bytes: nothing may crash or leak. */
+static void
+test_fuzz(void)
+{
+	static const char *const files[] = { "status", "stat", "cgroup", "cmdline", "uptime" };
+	static const char alphabet[] = "0123456789abcdef:/()\n\t -.kBNamesUidNSpidVmRSS";
+	char root[4096], dir[4200], src[4300], buf[8192], orig[8192];
+	struct gs_config cfg;
+	struct procinfo_ctx *ctx;
+	struct gpu_proc p;
+	unsigned bad = 0, runs = 0;
+	size_t f, len, i;
+
+	tmp_path(root, sizeof(root), "fuzz");
+	copy_tree(proc_root, root);
+	snprintf(dir, sizeof(dir), "%s/1001", root);
+	cfg_for(&cfg, root, passwd_path);
+	ctx = procinfo_new(&cfg);
+	for (f = 0; f < ARRAY_SIZE(files); f++) {
+		const char *d = f == 4 ? root : dir;
+		int fd;
+		ssize_t n;
+
+		snprintf(src, sizeof(src), "%s/%s", d, files[f]);
+		fd = open(src, O_RDONLY);
+		n = fd >= 0 ? read(fd, orig, sizeof(orig)) : -1;
+		if (fd >= 0)
+			close(fd);
+		len = n > 0 ? (size_t)n : 0;
+		for (i = 0; i <= len; i++) {
+			write_file(d, files[f], orig, i);
+			runs++;
+			if (fill(ctx, 1001, &p) || (p.host != PHOST_OK && p.host != PHOST_PARTIAL))
+				bad++;
+			gpu_proc_release(&p);
+		}
+		for (i = 0; i < 200; i++) {
+			size_t n2 = rng() % sizeof(buf), j;
+
+			for (j = 0; j < n2; j++)
+				buf[j] = rng() % 4 ? alphabet[rng() % (sizeof(alphabet) - 1)]
+				                   : (char)rng();
+			write_file(d, files[f], buf, n2);
+			runs++;
+			if (fill(ctx, 1001, &p) || (p.host != PHOST_OK && p.host != PHOST_PARTIAL))
+				bad++;
+			gpu_proc_release(&p);
+		}
+		write_file(d, files[f], orig, len);
+	}
+	is_int(bad, 0, "fuzz: %u truncated and random files, all read as ok or partial", runs);
+	procinfo_free(ctx);
+
+	/* random self/status and mountinfo too */
+	for (i = 0; i < 100; i++) {
+		size_t n2 = rng() % 2000, j;
+
+		for (j = 0; j < n2; j++)
+			buf[j] = alphabet[rng() % (sizeof(alphabet) - 1)];
+		snprintf(src, sizeof(src), "%s/self", root);
+		write_file(src, i % 2 ? "status" : "mountinfo", buf, n2);
+		ctx = procinfo_new(&cfg);
+		fill(ctx, 1001, &p);
+		gpu_proc_release(&p);
+		procinfo_free(ctx);
+	}
+	ok(1, "fuzz: random self/status and self/mountinfo");
+	rm_tree(root);
+}
+
+int
+main(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	hz = sysconf(_SC_CLK_TCK);
+	find_fixtures();
+	snprintf(tmp_dir, sizeof(tmp_dir), "%s/t_procinfo.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(tmp_dir)) {
+		printf("Bail out! cannot create a temporary directory: %s\n", strerror(errno));
+		return 1;
+	}
+
+	test_container_shapes();
+	test_container_buffers();
+	if (hz != 100) {
+		/* the hand-computed values below assume USER_HZ = 100, as on every Linux port we
+		 * build for */
+		diag("clock ticks are %ld per second, not 100: skipping the /proc tests", hz);
+		skip("USER_HZ is not 100");
+	} else {
+		test_root_fixture();
+		test_enrich_drops();
+		test_nested();
+		test_hidepid();
+		test_unreadable();
+		test_cpu_delta();
+		test_users();
+		test_odd_files();
+		test_fuzz();
+	}
+	rm_tree(tmp_dir);
+	return done_testing();
+}
