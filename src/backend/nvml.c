@@ -732,16 +732,17 @@ read_memory(struct rd *rd)
 static void
 read_fields(struct rd *rd)
 {
-	nvmlFieldValue_t fv[2];
+	nvmlFieldValue_t fv[3];
 
 	if (!can(rd, rd->nv->s.field_values, NC_FIELDS))
 		return;
 	memset(fv, 0, sizeof(fv));
 	fv[0].fieldId = NVML_FI_DEV_MEMORY_TEMP;
 	fv[1].fieldId = NVML_FI_DEV_POWER_INSTANT;
-	if (!got(rd, NC_FIELDS, rd->nv->s.field_values(rd->nd->h, 2, fv)))
+	fv[2].fieldId = NVML_FI_DEV_POWER_AVERAGE;
+	if (!got(rd, NC_FIELDS, rd->nv->s.field_values(rd->nd->h, 3, fv)))
 		return;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		double v;
 
 		if (fv[i].nvmlReturn != NVML_SUCCESS)
@@ -775,6 +776,8 @@ read_fields(struct rd *rd)
 			dev_set(rd->dev, GF_TEMP_MEM, v);
 		else if (fv[i].fieldId == NVML_FI_DEV_POWER_INSTANT)
 			dev_set(rd->dev, GF_POWER_INSTANT, v * 1e-3);
+		else if (fv[i].fieldId == NVML_FI_DEV_POWER_AVERAGE)
+			dev_set(rd->dev, GF_POWER_AVERAGE, v * 1e-3);
 	}
 }
 

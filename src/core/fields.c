@@ -41,6 +41,8 @@ static const struct field_info fields[GF__COUNT] = {
 	                    "power draw (averaged over about one second on recent GPUs)" },
 	[GF_POWER_INSTANT] = { "power_draw_instant_watts", FK_GAUGE, 2,
 	                       "instantaneous power draw" },
+	[GF_POWER_AVERAGE] = { "power_draw_average_watts", FK_GAUGE, 2,
+	                       "power draw averaged by the GPU over about one second" },
 	[GF_POWER_LIMIT] = { "power_limit_watts", FK_GAUGE, 2, "power limit the GPU enforces now" },
 	[GF_POWER_LIMIT_SET] = { "power_management_limit_watts", FK_GAUGE, 2,
 	                         "power limit set by software" },

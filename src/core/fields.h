@@ -40,6 +40,7 @@ enum gpu_field {
 	/* power, watts; energy, joules */
 	GF_POWER_DRAW,      /* averaged over about 1 s on recent GPUs */
 	GF_POWER_INSTANT,   /* instantaneous */
+	GF_POWER_AVERAGE,   /* averaged by the GPU over about one second */
 	GF_POWER_LIMIT,     /* enforced limit */
 	GF_POWER_LIMIT_SET, /* power management limit set by software */
 	GF_POWER_LIMIT_DEFAULT,

@@ -202,7 +202,7 @@ static const struct qfield gpu_fields[] = {
 	         "Memory (HBM) temperature, in degrees C."),
 	FIELD("power.draw", NULL, QF_WATTS, GF_POWER_DRAW, "W",
 	      "Power draw of the board, in watts (a one-second average on recent GPUs)."),
-	FIELD("power.draw.average", "gpu.power.draw.average", QF_WATTS, GF_POWER_DRAW, "W",
+	FIELD("power.draw.average", "gpu.power.draw.average", QF_WATTS, GF_POWER_AVERAGE, "W",
 	      "Average power draw of the board, in watts."),
 	FIELD("power.draw.instant", "gpu.power.draw.instant", QF_WATTS, GF_POWER_INSTANT, "W",
 	      "Instantaneous power draw of the board, in watts."),

@@ -150,6 +150,7 @@ GPU_KEYS = {
     "fan.speed": ("fan_speed", conv_unit("%")),
     "power.draw": ("power_usage", conv_mw),
     "power.draw.instant": ("power_instant", conv_mw),
+    "power.draw.average": ("power_average", conv_mw),
     "power.limit": ("power_limit", conv_mw),
     "enforced.power.limit": ("power_limit_enforced", conv_mw),
     "power.default_limit": ("power_limit_default", conv_mw),
@@ -158,6 +159,7 @@ GPU_KEYS = {
     "memory.total": ("memory_total", conv_mib),
     "memory.reserved": ("memory_reserved", conv_mib),
     "memory.used": ("memory_used", conv_mib),
+    "memory.free": ("memory_free", conv_mib),
     "utilization.gpu": ("util_gpu", conv_unit("%")),
     "utilization.memory": ("util_memory", conv_unit("%")),
     "utilization.encoder": ("util_encoder", conv_unit("%")),
@@ -231,7 +233,7 @@ Q_KEYS = [
 ]
 
 # fields the fake gives from other keys (see map_gpu)
-DERIVED = {"pcie.link.gen.gpucurrent", "power.draw.average", "memory.free", "pci.domain", "pci.bus",
+DERIVED = {"pcie.link.gen.gpucurrent", "pci.domain", "pci.bus",
            "pci.device"} | {"clocks_event_reasons." + n for n in REASON_BITS}
 
 PROC_TYPES = {"C": "compute", "G": "graphics", "C+G": "compute+graphics", "M": "mps", "M+C": "mps"}
@@ -296,6 +298,10 @@ def map_gpu(res, row_no, row, keys):
     for field, value in row.items():
         if field not in GPU_KEYS or grouped.get(field) is False:
             continue
+        if is_na(value) and field == "power.draw.average":
+            # absent, the fake would answer field 185 from power_usage
+            put(field, "power_average", "N/A")
+            continue
         if is_na(value):
             continue  # left out: NOT_SUPPORTED, which nvidia-smi prints as [N/A]
         if is_error(value):
@@ -328,23 +334,6 @@ def map_gpu(res, row_no, row, keys):
             "pcie_gen", cur,
             "the fake has one current PCIe generation (pcie_gen); nvidia-smi showed %s here and %s as pcie.link.gen.current"
             % (row.get("pcie.link.gen.gpucurrent"), cur))
-    draw = row.get("power.draw")
-    derived("power.draw.average", "power.draw" in mapped, lambda v: v == draw, "power_usage",
-            res.mapped.get((row_no, "power.draw"), (None, None))[1],
-            "the fake answers nvmlDeviceGetPowerUsage and field 185 (average) from power_usage alone, and the model has one power.draw; nvidia-smi showed %s here and %s as power.draw"
-            % (row.get("power.draw.average"), draw))
-
-    mem = ("memory.total", "memory.reserved", "memory.used")
-    mem_ok = all(f in mapped for f in mem)
-    free = None
-    if mem_ok:
-        t, r, u = (number(row[f], "MiB") for f in mem)
-        free = t - r - u
-    derived("memory.free", mem_ok, lambda v: number(v, "MiB") == free,
-            "memory_total - memory_reserved - memory_used", str((free or 0) * MIB),
-            "the fake computes free = total - reserved - used (%s MiB); nvidia-smi showed %s"
-            % (free, row.get("memory.free")))
-
     bus = row.get("pci.bus_id")
     parts = bus_id_parts(bus) if bus and "pci.bus_id" in mapped else None
     if "pci.bus_id" in row and is_na(row["pci.bus_id"]):

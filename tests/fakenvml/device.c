@@ -505,6 +505,8 @@ nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 		memory->total = total;
 		memory->used = used + reserved;
 		memory->free = sub_sat(total, used + reserved);
+		if (c.gpu->num[GK_MEMORY_FREE])
+			rc = get_ull(&c, GK_MEMORY_FREE, &memory->free);
 	}
 	return call_end(&c, rc);
 }
@@ -528,6 +530,8 @@ nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory)
 		memory->reserved = reserved;
 		memory->used = used;
 		memory->free = sub_sat(total, reserved + used);
+		if (c.gpu->num[GK_MEMORY_FREE])
+			rc = get_ull(&c, GK_MEMORY_FREE, &memory->free);
 	}
 	return call_end(&c, rc);
 }
@@ -1010,7 +1014,10 @@ field_value(const struct call *c, unsigned long long now_us, nvmlFieldValue_t *f
 			fv->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
 			return;
 		}
-		k = fv->fieldId == NVML_FI_DEV_POWER_AVERAGE ? GK_POWER_USAGE : GK_POWER_INSTANT;
+		if (fv->fieldId == NVML_FI_DEV_POWER_INSTANT)
+			k = GK_POWER_INSTANT;
+		else
+			k = c->gpu->num[GK_POWER_AVERAGE] ? GK_POWER_AVERAGE : GK_POWER_USAGE;
 		break;
 	default:
 		fv->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;

@@ -137,6 +137,8 @@ enum gpu_num {
 	GK_ENCODER_SESSIONS,
 	GK_ENCODER_FPS,
 	GK_ENCODER_LATENCY,
+	GK_POWER_AVERAGE, /* field 185; power_usage when absent */
+	GK_MEMORY_FREE,   /* overrides the free memory derived from the others */
 	GK__COUNT
 };
 

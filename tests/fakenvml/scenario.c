@@ -94,6 +94,8 @@ static const char *const gpu_num_keys[GK__COUNT] = {
 	[GK_ENCODER_SESSIONS] = "encoder_sessions",
 	[GK_ENCODER_FPS] = "encoder_fps",
 	[GK_ENCODER_LATENCY] = "encoder_latency",
+	[GK_POWER_AVERAGE] = "power_average",
+	[GK_MEMORY_FREE] = "memory_free",
 };
 
 static const char *const gpu_str_keys[GS__COUNT] = {

@@ -162,6 +162,7 @@ make_h100(struct gpu_snapshot *s)
 	dev_set(d, GF_TEMP_MEM, 54);
 	/* milliwatts times 1e-3, as the NVML backend computes them */
 	dev_set(d, GF_POWER_DRAW, 631950 * 1e-3);
+	dev_set(d, GF_POWER_AVERAGE, 631950 * 1e-3);
 	dev_set(d, GF_POWER_INSTANT, 625680 * 1e-3);
 	dev_set(d, GF_POWER_LIMIT_SET, 700000 * 1e-3);
 	dev_set(d, GF_POWER_LIMIT, 700000 * 1e-3);
@@ -293,6 +294,7 @@ make_rtx4080(struct gpu_snapshot *s)
 	dev_set(d, GF_ENC_LATENCY, 62844);
 	dev_set(d, GF_TEMP_GPU, 46);
 	dev_set(d, GF_POWER_DRAW, 84240 * 1e-3);
+	dev_set(d, GF_POWER_AVERAGE, 84240 * 1e-3);
 	dev_set(d, GF_POWER_INSTANT, 86410 * 1e-3);
 	dev_set(d, GF_POWER_LIMIT_SET, 320000 * 1e-3);
 	dev_set(d, GF_POWER_LIMIT, 320000 * 1e-3);
@@ -518,7 +520,7 @@ test_values(void)
 		{ GF_POWER_DRAW, 26200 * 1e-3, "power.draw", "26.20 W" },
 		{ GF_POWER_DRAW, 12.345000000000001, "power.draw", "12.35 W" },
 		{ GF_POWER_DRAW, 12.344999999999999, "power.draw", "12.35 W" },
-		{ GF_POWER_DRAW, 1234.5, "power.draw.average", "1234.50 W" },
+		{ GF_POWER_AVERAGE, 1234.5, "power.draw.average", "1234.50 W" },
 		{ GF_POWER_INSTANT, 97.43, "power.draw.instant", "97.43 W" },
 		{ GF_POWER_LIMIT_SET, 250, "power.limit", "250.00 W" },
 		{ GF_POWER_LIMIT, 350, "enforced.power.limit", "350.00 W" },
