@@ -189,6 +189,9 @@ cmd_query(int argc, char **argv, struct gs_config *cfg)
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
+	/* the CSV must stay nvidia-smi's, so the label goes to stderr */
+	if (snap.simulated)
+		cmd_error("note: simulated GPUs (a fake NVIDIA driver answered), not real ones");
 	for (size_t i = 0; i < snap.nr_dev; i++)
 		if (snap.dev[i].state != DEV_OK)
 			rc = EXIT_PROBLEMS;

@@ -48,8 +48,9 @@ cmd_status(int argc, char **argv, struct gs_config *cfg)
 	struct term t;
 	int c, rc;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "ji:h", opts, NULL)) != -1) {
+	optind = 0; /* full reset of getopt's state */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":ji:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
@@ -91,7 +92,12 @@ cmd_status(int argc, char **argv, struct gs_config *cfg)
 		case 'h':
 			status_usage(stdout);
 			return EXIT_OK;
+		case ':':
+			cmd_error("option '%s' needs a value", argv[optind - 1]);
+			status_usage(stderr);
+			return EXIT_USAGE;
 		default:
+			cmd_error("unknown option '%s'", argv[optind - 1]);
 			status_usage(stderr);
 			return EXIT_USAGE;
 		}

@@ -3,6 +3,7 @@
  * configuration, dispatch to a subcommand, and map its result to an exit
  * code. Nothing else happens here.
  */
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,8 @@ main(int argc, char **argv)
 	int rc, n = 0;
 	char **args;
 
+	/* character set only: numbers keep the C locale's decimal point */
+	setlocale(LC_CTYPE, "");
 	gs_config_init(&cfg);
 	config_from_env(&cfg);
 

@@ -55,8 +55,11 @@ struct collector {
 	struct slot **busy; /* per base device: a worker that missed its deadline */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
+	bool closing; /* closed while workers were stuck: the last one frees it */
 	struct procinfo_ctx *pi;
 };
+
+static void collector_destroy(struct collector *c);
 
 static void
 add_reason(struct collector *c, const char *msg)
@@ -262,18 +265,28 @@ worker(void *arg)
 	backend_read_device(sl->be, &sl->dev, &sl->err);
 	if (sl->want_procs && sl->dev.state == DEV_OK)
 		backend_read_procs(sl->be, &sl->dev, sl->now, &sl->part, &sl->err);
+	bool last = false;
+
 	pthread_mutex_lock(&c->mu);
 	sl->done = true;
 	abandoned = sl->abandoned;
-	if (abandoned)
+	if (abandoned) {
 		c->busy[sl->base_index] = NULL;
-	else
+		if (c->closing) {
+			last = true;
+			for (size_t i = 0; i < c->base.nr_dev; i++)
+				last &= c->busy[i] == NULL;
+		}
+	} else {
 		pthread_cond_broadcast(&c->cv);
+	}
 	pthread_mutex_unlock(&c->mu);
 	if (abandoned) {
 		gpu_snapshot_release(&sl->part);
 		free(sl);
 	}
+	if (last)
+		collector_destroy(c);
 	return NULL;
 }
 
@@ -390,7 +403,7 @@ collector_sample(struct collector *c, struct gpu_snapshot *snap, unsigned flags,
 			         d->state_msg);
 		}
 		if (sl->err.code && sl->err.msg[0])
-			gpu_snapshot_note(snap, "GPU %u: %s", d->index, sl->err.msg);
+			gpu_snapshot_note(snap, "%s", sl->err.msg);
 		for (size_t k = 0; k < sl->part.nr_proc; k++) {
 			struct gpu_proc *p = gpu_snapshot_add_proc(snap);
 
@@ -420,13 +433,19 @@ collector_close(struct collector *c)
 	pthread_mutex_lock(&c->mu);
 	for (size_t i = 0; i < c->base.nr_dev; i++)
 		running |= c->busy[i] != NULL;
-	pthread_mutex_unlock(&c->mu);
 	/*
 	 * A worker still inside the driver would use freed memory or a closed
-	 * library: leave everything as it is (the process is about to end).
+	 * library: the last one to come back closes everything instead.
 	 */
-	if (running)
-		return;
+	c->closing = running;
+	pthread_mutex_unlock(&c->mu);
+	if (!running)
+		collector_destroy(c);
+}
+
+static void
+collector_destroy(struct collector *c)
+{
 	for (unsigned i = 0; i < c->nr_be; i++)
 		backend_close(c->be[i]);
 	for (size_t i = 0; i < c->nr_reasons; i++)

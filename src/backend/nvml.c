@@ -4,6 +4,7 @@
  * version first; a missing symbol or NOT_SUPPORTED makes that field unknown
  * and is remembered per device, so it is not asked again.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -361,16 +362,17 @@ load_library(struct nvml *nv, struct err *err)
 		break;
 	}
 	if (rc < 0) {
-		if (!why.len) {
+		bool named = why.len > 0;
+
+		if (!named)
 			strbuf_addstr(
 			        &why,
 			        "the NVIDIA driver library libnvidia-ml.so.1 is not installed");
-			if (pci_explain(nv->cfg->sysfs_root, PCI_VENDOR_NVIDIA, "NVIDIA", "nvidia",
-			                &why))
-				strbuf_addstr(
-				        &why,
-				        " (install the NVIDIA driver, or set GPUSCOPE_NVML to its libnvidia-ml.so.1)");
-		}
+		if (pci_explain(nv->cfg->sysfs_root, PCI_VENDOR_NVIDIA, "NVIDIA", "nvidia", &why) &&
+		    !named)
+			strbuf_addstr(
+			        &why,
+			        " (install the NVIDIA driver, or set GPUSCOPE_NVML to its libnvidia-ml.so.1)");
 		err_set(err, rc, "nvml: %s", why.buf);
 	}
 	strbuf_release(&why);
@@ -626,6 +628,18 @@ read_string(struct rd *rd, nvmlReturn_t (*fn)(nvmlDevice_t, char *, unsigned), c
 	}
 }
 
+/* "0000:3B:00.0" (the legacy 16-byte field) as "00000000:3B:00.0" */
+static void
+widen_bus_id(char *dst, size_t size, const char *legacy)
+{
+	unsigned dom, bus, dev, fn;
+
+	if (sscanf(legacy, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) == 4)
+		snprintf(dst, size, "%08X:%02X:%02X.%X", dom, bus, dev, fn);
+	else
+		str_copy(dst, size, legacy);
+}
+
 /* identity and static properties, read once at scan */
 static void
 read_static(struct rd *rd)
@@ -646,8 +660,10 @@ read_static(struct rd *rd)
 	if (s->pci_info && !rd->lost && got(rd, NC_NONE, s->pci_info(rd->nd->h, &pci))) {
 		pci.busId[sizeof(pci.busId) - 1] = '\0';
 		pci.busIdLegacy[sizeof(pci.busIdLegacy) - 1] = '\0';
-		str_copy(d->pci_bus_id, sizeof(d->pci_bus_id),
-		         pci.busId[0] ? pci.busId : pci.busIdLegacy);
+		if (pci.busId[0])
+			str_copy(d->pci_bus_id, sizeof(d->pci_bus_id), pci.busId);
+		else
+			widen_bus_id(d->pci_bus_id, sizeof(d->pci_bus_id), pci.busIdLegacy);
 		d->pci_domain = pci.domain;
 		d->pci_bus = pci.bus;
 		d->pci_dev = pci.device;
@@ -924,6 +940,111 @@ read_dynamic(struct rd *rd)
 	}
 }
 
+struct proc_gpu {
+	char bus[32]; /* "00000000:18:00.0" */
+	char model[96];
+	char uuid[96];
+	char vbios[32];
+};
+
+static int
+cmp_proc_gpu(const void *a, const void *b)
+{
+	return strcmp(((const struct proc_gpu *)a)->bus, ((const struct proc_gpu *)b)->bus);
+}
+
+/* The value after "key:" in the kernel driver's information file. */
+static void
+info_value(const char *text, const char *key, char *dst, size_t size)
+{
+	const char *p = strstr(text, key);
+	size_t n;
+
+	if (!p)
+		return;
+	p += strlen(key);
+	p += strspn(p, " \t");
+	n = strcspn(p, "\n");
+	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+		n--;
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, p, n);
+	dst[n] = '\0';
+}
+
+/*
+ * A GPU that NVML can no longer read (lost, or refusing a handle) keeps a
+ * name: the kernel driver lists every GPU it bound in
+ * /proc/driver/nvidia/gpus/<bus>/information. The GPUs NVML did identify
+ * take their entries; when exactly as many entries are left as GPUs lack an
+ * identity, they are matched in bus order, which is NVML's order.
+ */
+static void
+identify_from_procfs(struct nvml *nv, struct gpu_snapshot *snap, size_t first)
+{
+	char dir[4096], rel[600];
+	struct proc_gpu *v = NULL;
+	size_t nr = 0, alloc = 0, left = 0, unknown = 0, k = 0;
+	struct strbuf sb = STRBUF_INIT;
+	struct dirent *de;
+	DIR *d;
+
+	for (size_t i = first; i < snap->nr_dev; i++)
+		unknown += !snap->dev[i].pci_bus_id[0];
+	if (!unknown)
+		return;
+	path_join(dir, sizeof(dir), nv->cfg->proc_root, "driver/nvidia/gpus");
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		struct proc_gpu *g;
+		char bus[32] = "";
+
+		if (de->d_name[0] == '.' || strlen(de->d_name) > 64)
+			continue;
+		snprintf(rel, sizeof(rel), "driver/nvidia/gpus/%s/information", de->d_name);
+		if (file_read(nv->cfg->proc_root, rel, &sb, 4096, NULL) < 0)
+			continue;
+		info_value(sb.buf, "Bus Location:", bus, sizeof(bus));
+		ALLOC_GROW(v, nr + 1, alloc);
+		g = &v[nr];
+		memset(g, 0, sizeof(*g));
+		widen_bus_id(g->bus, sizeof(g->bus), bus[0] ? bus : de->d_name);
+		info_value(sb.buf, "Model:", g->model, sizeof(g->model));
+		info_value(sb.buf, "GPU UUID:", g->uuid, sizeof(g->uuid));
+		info_value(sb.buf, "Video BIOS:", g->vbios, sizeof(g->vbios));
+		/* entries of GPUs NVML identified are spoken for */
+		for (size_t i = first; i < snap->nr_dev; i++)
+			if (!strcasecmp(snap->dev[i].pci_bus_id, g->bus))
+				g->bus[0] = '\0';
+		if (g->bus[0])
+			nr++;
+	}
+	closedir(d);
+	strbuf_release(&sb);
+	left = nr;
+	if (left == unknown) {
+		qsort(v, nr, sizeof(*v), cmp_proc_gpu);
+		for (size_t i = first; i < snap->nr_dev && k < nr; i++) {
+			struct gpu_device *g = &snap->dev[i];
+
+			if (g->pci_bus_id[0])
+				continue;
+			str_copy(g->pci_bus_id, sizeof(g->pci_bus_id), v[k].bus);
+			if (!g->name[0])
+				str_copy(g->name, sizeof(g->name), v[k].model);
+			if (!g->uuid[0])
+				str_copy(g->uuid, sizeof(g->uuid), v[k].uuid);
+			if (!g->vbios[0] && strcmp(v[k].vbios, "??.??.??.??.??"))
+				str_copy(g->vbios, sizeof(g->vbios), v[k].vbios);
+			k++;
+		}
+	}
+	free(v);
+}
+
 static int
 nvml_scan(struct backend *be, struct gpu_snapshot *snap, struct err *err)
 {
@@ -994,6 +1115,7 @@ nvml_scan(struct backend *be, struct gpu_snapshot *snap, struct err *err)
 		}
 		read_static(&rd);
 	}
+	identify_from_procfs(nv, snap, snap->nr_dev - count);
 	return 0;
 }
 
@@ -1055,6 +1177,17 @@ decode_procs(const unsigned char *buf, unsigned n, unsigned stride, double mem_t
 	return true;
 }
 
+/* What a failed process-list call means for the caller. */
+static int
+list_error(struct rd *rd, enum nv_call call, nvmlReturn_t r)
+{
+	if (got(rd, call, r) || r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_FUNCTION_NOT_FOUND)
+		return 0;
+	if (rd->lost)
+		return E_LOST;
+	return r == NVML_ERROR_NO_PERMISSION ? E_PERM : E_IO;
+}
+
 /*
  * One process list with the two-call pattern. The buffer always has room for
  * entries of the largest layout any driver wrote, so a driver that writes
@@ -1081,7 +1214,7 @@ read_list(struct rd *rd, unsigned which, struct raw_proc **out, unsigned *nr)
 	if (r == NVML_SUCCESS)
 		return 0;
 	if (r != NVML_ERROR_INSUFFICIENT_SIZE)
-		return got(rd, call, r) ? 0 : (rd->lost ? E_LOST : E_NOTSUP);
+		return list_error(rd, call, r);
 	for (int attempt = 0; attempt < 4; attempt++) {
 		if (n > 65536)
 			return E_IO;
@@ -1094,7 +1227,7 @@ read_list(struct rd *rd, unsigned which, struct raw_proc **out, unsigned *nr)
 			break;
 	}
 	if (r != NVML_SUCCESS) {
-		rc = got(rd, call, r) ? 0 : (rd->lost ? E_LOST : E_IO);
+		rc = list_error(rd, call, r);
 		goto out;
 	}
 	if (n > cap)
@@ -1181,7 +1314,7 @@ read_proc_util(struct rd *rd, double now, struct gpu_snapshot *out, size_t from)
 		for (size_t i = from; i < out->nr_proc; i++) {
 			struct gpu_proc *p = &out->proc[i];
 			double sum[4] = { 0 };
-			unsigned cnt[4] = { 0 };
+			unsigned cnt[4] = { 0 }, seen = 0;
 
 			for (unsigned k = 0; k < n; k++) {
 				unsigned val[4] = { smp[k].smUtil, smp[k].memUtil, smp[k].encUtil,
@@ -1189,6 +1322,7 @@ read_proc_util(struct rd *rd, double now, struct gpu_snapshot *out, size_t from)
 
 				if (smp[k].pid != p->pid || smp[k].timeStamp <= since)
 					continue;
+				seen++;
 				for (int f = 0; f < 4; f++) {
 					if (val[f] > 100)
 						continue;
@@ -1196,8 +1330,10 @@ read_proc_util(struct rd *rd, double now, struct gpu_snapshot *out, size_t from)
 					cnt[f]++;
 				}
 			}
+			/* no sample: idle all along; only garbage samples: unknown */
 			for (int f = 0; f < 4; f++)
-				proc_set(p, pf[f], cnt[f] ? sum[f] / cnt[f] : 0);
+				if (cnt[f] || !seen)
+					proc_set(p, pf[f], cnt[f] ? sum[f] / cnt[f] : 0);
 		}
 	} else {
 		got(rd, NC_PROC_UTIL, r);
@@ -1227,6 +1363,12 @@ nvml_read_procs(struct backend *be, const struct gpu_device *dev, double now,
 		unsigned n;
 		int lrc = read_list(&rd, w, &v, &n);
 
+		if (lrc == E_PERM)
+			err_set(err, E_PERM,
+			        "nvml: no permission to list the processes on GPU %u (root can, or an administrator can relax NVIDIA's process-listing restriction)",
+			        dev->index);
+		else if (lrc == E_IO)
+			err_set(err, E_IO, "nvml: GPU %u did not list its processes", dev->index);
 		if (lrc == E_PARSE)
 			err_set(err, E_PARSE,
 			        "nvml: GPU %u returned a process list that makes no sense with any known layout; processes not shown",

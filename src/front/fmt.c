@@ -3,6 +3,7 @@
  */
 #include "fmt.h"
 
+#include <langinfo.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@ term_detect(struct term *t, int fd, enum color_mode mode)
 		t->width = ws.ws_col;
 	else if (cols && strtol(cols, NULL, 10) > 0)
 		t->width = (int)strtol(cols, NULL, 10);
+	t->utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
 	if (t->width < 80)
 		t->width = 80;
 	if (t->width > 400)
@@ -64,7 +66,7 @@ fmt_width(const char *s)
 }
 
 void
-fmt_cell(struct strbuf *sb, const char *s, size_t width, bool right)
+fmt_cell(struct strbuf *sb, const char *s, size_t width, bool right, bool utf8)
 {
 	size_t w = fmt_width(s);
 
@@ -84,7 +86,7 @@ fmt_cell(struct strbuf *sb, const char *s, size_t width, bool right)
 			break;
 		strbuf_addch(sb, *s);
 	}
-	strbuf_addstr(sb, "\xe2\x80\xa6");
+	strbuf_addstr(sb, utf8 ? "\xe2\x80\xa6" : "+");
 }
 
 void

@@ -14,13 +14,15 @@ enum color_mode { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 
 struct term {
 	bool color; /* emit ANSI styles */
+	bool utf8;  /* the locale's character set is UTF-8: "°C" and "…" may be used */
 	int width;  /* columns to fit in */
 };
 
 /*
  * Decide colour and width for output on fd: colour when fd is a terminal,
  * NO_COLOR is unset or empty and TERM is not "dumb" (or as mode forces);
- * width from the terminal, else $COLUMNS, else 80, never below 80.
+ * width from the terminal, else $COLUMNS, else 80, never below 80;
+ * UTF-8 when the locale says so (the caller has called setlocale()).
  */
 void term_detect(struct term *t, int fd, enum color_mode mode);
 
@@ -42,9 +44,9 @@ void fmt_styled(struct strbuf *sb, const struct term *t, enum style st, const ch
 size_t fmt_width(const char *s);
 /*
  * Append s cut or padded to exactly width columns; a cut string ends in
- * "…" (or "+" when ascii_only). right aligns to the right.
+ * "…" (or "+" without UTF-8). right aligns to the right.
  */
-void fmt_cell(struct strbuf *sb, const char *s, size_t width, bool right);
+void fmt_cell(struct strbuf *sb, const char *s, size_t width, bool right, bool utf8);
 
 /* "81559MiB" style: whole MiB, as nvidia-smi prints memory. */
 void fmt_mib(char *buf, size_t size, double bytes);

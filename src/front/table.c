@@ -29,6 +29,20 @@ val(char *buf, size_t size, const struct gpu_device *d, enum gpu_field f, int de
 	return buf;
 }
 
+/* "a / b unit" of two fields; "-" alone when neither is known */
+static const char *
+pair(char *buf, size_t size, const struct gpu_device *d, enum gpu_field a, enum gpu_field b,
+     const char *unit)
+{
+	char x[24], y[24];
+
+	if (!dev_has(d, a) && !dev_has(d, b))
+		return NA;
+	snprintf(buf, size, "%s / %s%s", val(x, sizeof(x), d, a, 0, ""),
+	         val(y, sizeof(y), d, b, 0, ""), unit);
+	return buf;
+}
+
 /* A line under construction: its bytes, and how many columns they show. */
 struct line {
 	struct strbuf sb;
@@ -152,14 +166,14 @@ state_word(enum dev_state st)
 static void
 gpu_identity(struct line *l, const struct gpu_device *d, const struct term *t, size_t name_w)
 {
-	char buf[64], a[16], b[16];
+	char buf[64], a[16];
 	struct strbuf name = STRBUF_INIT;
 	bool near_cap;
 
 	snprintf(buf, sizeof(buf), "%3u", d->index);
 	put(l, t, ST_BOLD, buf);
 	gap(l);
-	fmt_cell(&name, d->name[0] ? d->name : "(unknown GPU)", name_w, false);
+	fmt_cell(&name, d->name[0] ? d->name : "(unknown GPU)", name_w, false, t->utf8);
 	put(l, t, ST_BOLD, name.buf);
 	strbuf_release(&name);
 	gap(l);
@@ -175,11 +189,10 @@ gpu_identity(struct line *l, const struct gpu_device *d, const struct term *t, s
 		snprintf(buf, sizeof(buf), "%s", NA);
 	item(l, t, NULL, buf, ST_NONE, 3);
 	gap(l);
-	snprintf(buf, sizeof(buf), "%s / %s W", val(a, sizeof(a), d, GF_POWER_DRAW, 0, ""),
-	         val(b, sizeof(b), d, GF_POWER_LIMIT, 0, ""));
 	near_cap = dev_has(d, GF_POWER_DRAW) && dev_has(d, GF_POWER_LIMIT) &&
 	           d->v[GF_POWER_DRAW] >= 0.97 * d->v[GF_POWER_LIMIT];
-	item(l, t, "Power", buf, near_cap ? ST_YELLOW : ST_NONE, 19);
+	item(l, t, "Power", pair(buf, sizeof(buf), d, GF_POWER_DRAW, GF_POWER_LIMIT, " W"),
+	     near_cap ? ST_YELLOW : ST_NONE, 19);
 	gap(l);
 	item(l, t, "Fan", val(a, sizeof(a), d, GF_FAN, 0, "%"), ST_NONE, 0);
 }
@@ -190,14 +203,17 @@ gpu_thermal_memory(struct line *l, const struct gpu_device *d, const struct term
 	char buf[64], a[24];
 	double pct = NAN;
 	enum style mst = ST_NONE;
+	const char *deg = t->utf8 ? "\xc2\xb0"
+	                            "C"
+	                          : "C";
 
 	strbuf_addstr(&l->sb, "     ");
 	l->width += 5;
 	if (dev_has(d, GF_TEMP_SLOWDOWN))
-		snprintf(buf, sizeof(buf), "%s (slowdown %.0f°C)",
-		         val(a, sizeof(a), d, GF_TEMP_GPU, 0, "°C"), d->v[GF_TEMP_SLOWDOWN]);
+		snprintf(buf, sizeof(buf), "%s (slowdown %.0f%s)",
+		         val(a, sizeof(a), d, GF_TEMP_GPU, 0, deg), d->v[GF_TEMP_SLOWDOWN], deg);
 	else
-		snprintf(buf, sizeof(buf), "%s", val(a, sizeof(a), d, GF_TEMP_GPU, 0, "°C"));
+		snprintf(buf, sizeof(buf), "%s", val(a, sizeof(a), d, GF_TEMP_GPU, 0, deg));
 	item(l, t, "Temp", buf, temp_style(d), 26);
 	gap(l);
 	if (dev_has(d, GF_MEM_USED) && dev_has(d, GF_MEM_TOTAL)) {
@@ -215,14 +231,14 @@ gpu_thermal_memory(struct line *l, const struct gpu_device *d, const struct term
 		         floor(d->v[GF_MEM_RESERVED] / 1048576.0));
 		put(l, t, ST_DIM, buf);
 	} else if (!strcmp(d->mem_source, "v1")) {
-		put(l, t, ST_DIM, " (old driver: includes reserved)");
+		put(l, t, ST_DIM, " (used includes reserved)");
 	}
 }
 
 static void
 gpu_activity(struct line *l, const struct gpu_device *d, const struct term *t)
 {
-	char buf[64], a[16], b[16];
+	char buf[64], a[16];
 
 	strbuf_addstr(&l->sb, "     ");
 	l->width += 5;
@@ -231,9 +247,8 @@ gpu_activity(struct line *l, const struct gpu_device *d, const struct term *t)
 	item(l, t, "Enc", val(a, sizeof(a), d, GF_UTIL_ENC, 0, "%"), ST_NONE, 9);
 	item(l, t, "Dec", val(a, sizeof(a), d, GF_UTIL_DEC, 0, "%"), ST_NONE, 8);
 	gap(l);
-	snprintf(buf, sizeof(buf), "%s / %s MHz", val(a, sizeof(a), d, GF_CLOCK_SM, 0, ""),
-	         val(b, sizeof(b), d, GF_CLOCK_MAX_SM, 0, ""));
-	item(l, t, "SM", buf, ST_NONE, 0);
+	item(l, t, "SM", pair(buf, sizeof(buf), d, GF_CLOCK_SM, GF_CLOCK_MAX_SM, " MHz"), ST_NONE,
+	     0);
 }
 
 static void
@@ -260,7 +275,12 @@ gpu_modes(struct line *l, const struct gpu_device *d, const struct term *t)
 	l->width += 5;
 	link_str(now, sizeof(now), d, GF_PCIE_GEN, GF_PCIE_WIDTH);
 	link_str(max, sizeof(max), d, GF_PCIE_GEN_MAX, GF_PCIE_WIDTH_MAX);
-	snprintf(buf, sizeof(buf), "%s (max %s)", now, max);
+	if (!dev_has(d, GF_PCIE_GEN) && !dev_has(d, GF_PCIE_WIDTH))
+		snprintf(buf, sizeof(buf), "%s", NA);
+	else if (!dev_has(d, GF_PCIE_GEN_MAX) && !dev_has(d, GF_PCIE_WIDTH_MAX))
+		snprintf(buf, sizeof(buf), "%s", now);
+	else
+		snprintf(buf, sizeof(buf), "%s (max %s)", now, max);
 	/* below its maximum while idle is power saving; under load it costs bandwidth */
 	item(l, t, "PCIe", buf, busy && degraded ? ST_YELLOW : ST_NONE, 31);
 	item(l, t, "Persistence",
@@ -323,6 +343,49 @@ gpu_block(struct strbuf *sb, const struct gpu_device *d, const struct term *t, s
 		strbuf_release(&l[i].sb);
 }
 
+/*
+ * An alert: "     label text", the text word-wrapped to the terminal width
+ * with its continuation lines indented under it.
+ */
+static void
+alert(struct strbuf *sb, const struct term *t, const char *label, const char *text, enum style st)
+{
+	size_t indent = 5 + (label ? fmt_width(label) + 1 : 0);
+	size_t room = (size_t)t->width > indent + 20 ? (size_t)t->width - indent : 20;
+	struct strbuf chunk = STRBUF_INIT;
+	const char *p = text;
+
+	strbuf_addstr(sb, "     ");
+	if (label) {
+		fmt_styled(sb, t, ST_DIM, label);
+		strbuf_addch(sb, ' ');
+	}
+	while (*p) {
+		size_t used = 0, cut = 0;
+		const char *q = p;
+
+		/* take words while they fit */
+		while (*q) {
+			size_t w = strcspn(q, " ");
+
+			if (used && used + 1 + w > room)
+				break;
+			used += (used ? 1 : 0) + w;
+			q += w;
+			cut = (size_t)(q - p);
+			q += strspn(q, " ");
+		}
+		strbuf_reset(&chunk);
+		strbuf_add(&chunk, p, cut ? cut : strlen(p));
+		fmt_styled(sb, t, st, chunk.buf);
+		end_line(sb);
+		p = cut ? q : p + strlen(p);
+		if (*p)
+			strbuf_addchars(sb, ' ', indent);
+	}
+	strbuf_release(&chunk);
+}
+
 /* Lines that appear only when something needs attention. */
 static void
 gpu_alerts(struct strbuf *sb, const struct gpu_device *d, const struct term *t)
@@ -330,9 +393,8 @@ gpu_alerts(struct strbuf *sb, const struct gpu_device *d, const struct term *t)
 	struct strbuf line = STRBUF_INIT;
 
 	if (d->state != DEV_OK) {
-		strbuf_addstr(sb, "     ");
-		fmt_styled(sb, t, ST_RED, d->state_msg[0] ? d->state_msg : dev_state_key(d->state));
-		end_line(sb);
+		alert(sb, t, NULL, d->state_msg[0] ? d->state_msg : dev_state_key(d->state),
+		      ST_RED);
 		return;
 	}
 	if (dev_has(d, GF_CLOCK_REASONS)) {
@@ -347,13 +409,9 @@ gpu_alerts(struct strbuf *sb, const struct gpu_device *d, const struct term *t)
 		for (unsigned i = 0; i < nr; i++)
 			if (mask & names[i].bit)
 				strbuf_addf(&line, "%s%s", line.len ? ", " : "", names[i].label);
-		if (line.len) {
-			strbuf_addstr(sb, "     ");
-			fmt_styled(sb, t, ST_DIM, "Clocks held down:");
-			strbuf_addch(sb, ' ');
-			fmt_styled(sb, t, mask & bad ? ST_RED : ST_YELLOW, line.buf);
-			end_line(sb);
-		}
+		if (line.len)
+			alert(sb, t, "Clocks held down:", line.buf,
+			      mask & bad ? ST_RED : ST_YELLOW);
 	}
 	strbuf_reset(&line);
 	if (dev_has(d, GF_ECC_UNCORR_VOLATILE) && d->v[GF_ECC_UNCORR_VOLATILE] > 0)
@@ -365,22 +423,18 @@ gpu_alerts(struct strbuf *sb, const struct gpu_device *d, const struct term *t)
 		strbuf_addf(&line, "%s%.0f corrected since boot", line.len ? ", " : "",
 		            d->v[GF_ECC_CORR_VOLATILE]);
 	if (dev_has(d, GF_RETIRED_PENDING) && d->v[GF_RETIRED_PENDING])
-		strbuf_addf(&line, "%spage retirement pending (reboot)", line.len ? ", " : "");
+		strbuf_addf(&line, "%spage retirement pending (reboot)", line.len ? "; " : "");
 	if (dev_has(d, GF_REMAP_PENDING) && d->v[GF_REMAP_PENDING])
-		strbuf_addf(&line, "%srow remap pending (reset the GPU)", line.len ? ", " : "");
+		strbuf_addf(&line, "%srow remap pending (reset the GPU)", line.len ? "; " : "");
 	if (dev_has(d, GF_REMAP_FAILURE) && d->v[GF_REMAP_FAILURE])
 		strbuf_addf(&line, "%srow remapping FAILED (service the GPU)",
-		            line.len ? ", " : "");
+		            line.len ? "; " : "");
 	if (line.len) {
 		bool severe =
 		        (dev_has(d, GF_ECC_UNCORR_VOLATILE) && d->v[GF_ECC_UNCORR_VOLATILE] > 0) ||
 		        (dev_has(d, GF_REMAP_FAILURE) && d->v[GF_REMAP_FAILURE]);
 
-		strbuf_addstr(sb, "     ");
-		fmt_styled(sb, t, ST_DIM, "ECC:");
-		strbuf_addch(sb, ' ');
-		fmt_styled(sb, t, severe ? ST_RED : ST_YELLOW, line.buf);
-		end_line(sb);
+		alert(sb, t, "ECC:", line.buf, severe ? ST_RED : ST_YELLOW);
 	}
 	strbuf_release(&line);
 }
@@ -554,7 +608,7 @@ procs_table(struct strbuf *sb, const struct gpu_snapshot *snap, const struct ter
 		for (int c = 0; c < PC__COUNT; c++) {
 			if (!show[c])
 				continue;
-			fmt_cell(&h, pcols[c].title, pcols[c].width, pcols[c].right);
+			fmt_cell(&h, pcols[c].title, pcols[c].width, pcols[c].right, t->utf8);
 			strbuf_addch(&h, ' ');
 		}
 		strbuf_addstr(&h, "Command");
@@ -576,7 +630,7 @@ procs_table(struct strbuf *sb, const struct gpu_snapshot *snap, const struct ter
 			if (!show[c])
 				continue;
 			proc_cell(buf, sizeof(buf), snap, p, (enum pcol)c);
-			fmt_cell(sb, buf, pcols[c].width, pcols[c].right);
+			fmt_cell(sb, buf, pcols[c].width, pcols[c].right, t->utf8);
 			strbuf_addch(sb, ' ');
 		}
 		if (p->host == PHOST_NOT_VISIBLE)
@@ -593,7 +647,7 @@ procs_table(struct strbuf *sb, const struct gpu_snapshot *snap, const struct ter
 		{
 			struct strbuf cut = STRBUF_INIT;
 
-			fmt_cell(&cut, cmd.buf, cmd_w, false);
+			fmt_cell(&cut, cmd.buf, cmd_w, false, t->utf8);
 			strbuf_rtrim(&cut);
 			fmt_styled(sb, t, p->host == PHOST_NOT_VISIBLE ? ST_DIM : ST_NONE, cut.buf);
 			strbuf_release(&cut);

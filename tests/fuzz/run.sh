@@ -1,0 +1,143 @@
+#!/bin/sh
+# Build the libFuzzer targets of tests/fuzz/ (fuzz_<name>.c) with clang,
+# AddressSanitizer and UBSan, from the sources, into $O/fuzz/, then run
+# each for SECONDS on a copy of its seed corpus (tests/fuzz/corpus/<name>/,
+# with tests/fuzz/<name>.dict when there is one). Prints TAP: one line per
+# target, then the plan; exits 1 when a target crashed, leaked, broke one
+# of its checks or did not build.
+#
+#   tests/fuzz/run.sh [SECONDS]          default 10
+#
+# O names the build directory (default build), CLANG the compiler (default
+# clang), FUZZ_TARGETS a space-separated subset of names. Without clang or
+# its libFuzzer runtime it prints "1..0 # SKIP" and exits 0; it installs
+# nothing (CI installs clang). A crashing input is kept in
+# $O/fuzz/artifacts/; rerun it with $O/fuzz/fuzz_<name> FILE.
+set -u
+secs=${1:-10}
+case $secs in
+'' | *[!0-9]*)
+	echo "usage: $0 [SECONDS]" >&2
+	exit 2
+	;;
+esac
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 2
+O=${O:-build}
+CLANG=${CLANG:-clang}
+out=$O/fuzz
+jobs=$(nproc 2>/dev/null || echo 2)
+
+if ! command -v "$CLANG" >/dev/null 2>&1; then
+	echo "1..0 # SKIP $CLANG not found"
+	exit 0
+fi
+
+mkdir -p "$out/obj" "$out/artifacts" "$out/corpus" || exit 2
+log=$out/build.log
+: >"$log"
+
+SAN="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+version=$(sed -n 's/^VERSION := *//p' Makefile)
+VFLAG="-DGPUSCOPE_VERSION=\"${version:-0.1.0}\""
+CFLAGS="-std=gnu11 -g -O1 $SAN -D_GNU_SOURCE -Isrc -Itests/fuzz -Wall -Wextra -Wshadow \
+-Wstrict-prototypes -Wmissing-prototypes -Wvla -Wformat=2"
+
+# Can this clang build and link a fuzzer with both sanitizers?
+probe=$out/probe.c
+printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
+	'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);' \
+	'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }' \
+	>"$probe"
+if ! "$CLANG" $SAN -o "$out/probe" "$probe" >"$out/probe.log" 2>&1; then
+	echo "1..0 # SKIP $CLANG cannot link -fsanitize=fuzzer,address,undefined (libFuzzer runtime missing? Debian: libclang-rt-dev): $(head -n 1 "$out/probe.log")"
+	exit 0
+fi
+
+targets=${FUZZ_TARGETS:-$(for f in tests/fuzz/fuzz_*.c; do
+	f=${f#tests/fuzz/fuzz_}
+	echo "${f%.c}"
+done)}
+
+# The library, from the sources it needs (core and front ends), rebuilt when
+# any of them, or this script, is newer than the archive.
+lib=$out/libgpuscope-fuzz.a
+lib_src=$(ls src/core/*.c src/front/*.c)
+build_ok=1
+if [ ! -f "$lib" ] || [ -n "$(find src/core src/front tests/fuzz/run.sh -newer "$lib" 2>/dev/null)" ]; then
+	rm -f "$lib"
+	objs=""
+	i=0
+	for s in $lib_src; do
+		o=$out/obj/$(echo "$s" | tr / _)
+		o=${o%.c}.o
+		objs="$objs $o"
+		rm -f "$o"
+		# shellcheck disable=SC2086
+		("$CLANG" $CFLAGS "$VFLAG" -c -o "$o" "$s" >"$o.log" 2>&1 || rm -f "$o") &
+		i=$((i + 1))
+		[ $((i % jobs)) -ne 0 ] || wait
+	done
+	wait
+	for o in $objs; do
+		cat "$o.log" >>"$log"
+		[ -f "$o" ] || build_ok=0
+	done
+	# shellcheck disable=SC2086
+	if [ "$build_ok" -ne 1 ] || ! ar rcs "$lib" $objs >>"$log" 2>&1; then
+		rm -f "$lib"
+		build_ok=0
+	fi
+fi
+
+n=0
+failed=0
+for t in $targets; do
+	n=$((n + 1))
+	src=tests/fuzz/fuzz_$t.c
+	bin=$out/fuzz_$t
+	tlog=$out/$t.log
+	if [ "$build_ok" -ne 1 ] || [ ! -f "$src" ]; then
+		echo "not ok $n - $t # does not build (see $log)"
+		sed 's/^/# /' "$log" | tail -n 20
+		failed=$((failed + 1))
+		continue
+	fi
+	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ tests/fuzz/fuzz.h -nt "$bin" ] ||
+		[ "$lib" -nt "$bin" ]; then
+		if ! "$CLANG" $CFLAGS "$VFLAG" -o "$bin" "$src" "$lib" -ldl -lpthread -lm >"$out/$t.build.log" 2>&1; then
+			echo "not ok $n - $t # does not build"
+			sed 's/^/# /' "$out/$t.build.log" | tail -n 20
+			failed=$((failed + 1))
+			continue
+		fi
+	fi
+	corpus=$out/corpus/$t
+	rm -rf "$corpus"
+	mkdir -p "$corpus"
+	if [ -d "tests/fuzz/corpus/$t" ]; then
+		cp tests/fuzz/corpus/"$t"/* "$corpus"/ 2>/dev/null
+	fi
+	set -- -max_total_time="$secs" -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 \
+		-artifact_prefix="$out/artifacts/$t-"
+	if [ -f "tests/fuzz/$t.dict" ]; then
+		set -- "$@" -dict="tests/fuzz/$t.dict"
+	fi
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+		UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+		"$bin" "$@" "$corpus" >"$tlog" 2>&1
+	rc=$?
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tlog" | tail -n 1)
+	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$tlog" | tail -n 1)
+	if [ "$rc" -eq 0 ]; then
+		echo "ok $n - $t: ${runs:-?} runs in ${secs} s, ${rate:-?} exec/s"
+	else
+		echo "not ok $n - $t: exit $rc after ${runs:-?} runs (log: $tlog)"
+		grep -E 'ERROR: |fuzz check failed|runtime error|SUMMARY|Test unit written|^  ' "$tlog" |
+			head -n 30 | sed 's/^/# /'
+		echo "# reproduce: $bin $out/artifacts/$t-<file shown above>"
+		failed=$((failed + 1))
+	fi
+done
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,346 @@
+/*
+ * The NVML backend and the collector over several samples, on the fake
+ * driver library: what is asked of the driver (NOT_SUPPORTED remembered,
+ * the slow PCIe throughput call never made), a GPU that hangs (not
+ * responding within the deadline, skipped while its worker is stuck), a
+ * GPU lost between two samples, device selection, and the process list
+ * layouts. Runs from the repository root; O names the build directory.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#include "backend/collect.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/gpu.h"
+
+static char fake_lib[512], log_path[512];
+
+static void
+setup(struct gs_config *cfg, const char *scenario)
+{
+	const char *o = getenv("O") ? getenv("O") : "build";
+
+	snprintf(fake_lib, sizeof(fake_lib), "%s/fakenvml/current/libnvidia-ml.so.1", o);
+	gs_config_init(cfg);
+	cfg->nvml_path = fake_lib;
+	cfg->proc_root = "tests/fixtures/proc";
+	cfg->sysfs_root = "tests/fixtures/sys-empty";
+	cfg->passwd_file = "tests/fixtures/passwd";
+	setenv("FAKE_NVML_SCENARIO", scenario, 1);
+}
+
+/* Lines of the fake's call log that start with "<fn> <gpu> ". */
+static int
+calls(const char *fn, const char *gpu)
+{
+	char line[512], want[256];
+	int n = 0;
+	FILE *f = fopen(log_path, "r");
+
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), "%s %s ", fn, gpu);
+	while (fgets(line, sizeof(line), f))
+		n += !strncmp(line, want, strlen(want));
+	fclose(f);
+	return n;
+}
+
+static struct gpu_proc *
+find(struct gpu_snapshot *s, unsigned gpu, uint32_t pid)
+{
+	for (size_t i = 0; i < s->nr_proc; i++)
+		if (s->proc[i].pid == pid && s->dev[s->proc[i].dev].index == gpu)
+			return &s->proc[i];
+	return NULL;
+}
+
+static void
+test_caching(void)
+{
+	struct gs_config cfg;
+	struct collector *c;
+	struct gpu_snapshot s;
+	struct err err = ERR_INIT;
+
+	setup(&cfg, "tests/scenarios/h100x2.scn");
+	snprintf(log_path, sizeof(log_path), "/tmp/gpuscope-t_collect-%d.log", (int)getpid());
+	unlink(log_path);
+	setenv("FAKE_NVML_LOG", log_path, 1);
+	setenv("FAKE_NVML_TIME", "0", 1);
+	setenv("FAKE_NVML_EPOCH", "1767225600", 1);
+	cfg.fixed_time = 1767225600;
+	ok(collector_open(&cfg, &c, &err) == 0, "collector opens on the fake library");
+	for (int round = 0; round < 3; round++) {
+		gpu_snapshot_init(&s);
+		collector_sample(c, &s, COLLECT_PROCS, &err);
+		if (round == 0) {
+			is_int(s.nr_dev, 2, "two GPUs");
+			ok(s.simulated,
+			   "the fake library is recognised: the snapshot says simulated");
+			is_str(s.nvidia.driver_version, "590.48.01", "driver version");
+			is_int(s.nvidia.cuda_version, 13010, "CUDA version");
+			ok(!dev_has(&s.dev[0], GF_FAN), "fan unknown (NOT_SUPPORTED), not 0");
+			is_dbl(s.dev[0].v[GF_POWER_DRAW], 698.42, 1e-9, "power in watts");
+			is_dbl(s.dev[1].v[GF_MEM_USED], 48312.0 * 1048576, 0,
+			       "memory used, v2 semantics");
+			is_str(s.dev[1].mem_source, "v2", "memory from the v2 call");
+			ok(find(&s, 0, 1001) && find(&s, 1, 2002) && find(&s, 1, 3003),
+			   "processes listed");
+			ok(!find(&s, 0, 8008) && !find(&s, 0, 9999),
+			   "processes gone from /proc are dropped");
+			ok(find(&s, 1, 4004) && !proc_has(find(&s, 1, 4004), PF_SM_UTIL),
+			   "a utilisation sample over 100 %% is dropped: SM use unknown, not 150");
+			ok(find(&s, 1, 7007) && !proc_has(find(&s, 1, 7007), PF_GPU_MEM),
+			   "NVML_VALUE_NOT_AVAILABLE memory is unknown");
+			is_int(find(&s, 1, 4004)->type, PROC_COMPUTE | PROC_GRAPHICS,
+			       "C+G merged from two lists");
+		}
+		gpu_snapshot_release(&s);
+	}
+	collector_close(c);
+	is_int(calls("nvmlDeviceGetFanSpeed", "0"), 1,
+	       "a NOT_SUPPORTED call is asked once, then remembered");
+	is_int(calls("nvmlDeviceGetTemperature", "0"), 3, "a supported call is asked every sample");
+	is_int(calls("nvmlDeviceGetPcieThroughput", "0") +
+	               calls("nvmlDeviceGetPcieThroughput", "1"),
+	       0, "the 20 ms PCIe throughput call is never made");
+	is_int(calls("nvmlDeviceGetName", "0"), 1, "identity is read once, at the scan");
+	unlink(log_path);
+	unsetenv("FAKE_NVML_LOG");
+}
+
+static void
+test_hang(void)
+{
+	struct gs_config cfg;
+	struct collector *c;
+	struct gpu_snapshot s;
+	struct err err = ERR_INIT;
+	double t0, t1;
+
+	setup(&cfg, "tests/scenarios/hang.scn");
+	cfg.timeout = 0.5;
+	collector_open(&cfg, &c, &err);
+	gpu_snapshot_init(&s);
+	t0 = clock_mono();
+	collector_sample(c, &s, 0, &err);
+	t1 = clock_mono();
+	ok(t1 - t0 < 1.8, "a GPU hung for 2 s costs the deadline, not 2 s (took %.2f s)", t1 - t0);
+	is_int(s.dev[0].state, DEV_OK, "the other GPU is read");
+	ok(dev_has(&s.dev[0], GF_POWER_DRAW), "and has its readings");
+	is_int(s.dev[1].state, DEV_NOT_RESPONDING, "the hung GPU is not responding");
+	is_str(s.dev[1].name, "NVIDIA L40S", "it keeps its identity");
+	ok(!dev_has(&s.dev[1], GF_TEMP_GPU), "and has no readings");
+	gpu_snapshot_release(&s);
+
+	gpu_snapshot_init(&s);
+	t0 = clock_mono();
+	collector_sample(c, &s, 0, &err);
+	t1 = clock_mono();
+	is_int(s.dev[1].state, DEV_NOT_RESPONDING,
+	       "while its worker is stuck, the GPU stays not responding");
+	ok(t1 - t0 < 0.45, "without waiting for it again (took %.2f s)", t1 - t0);
+	gpu_snapshot_release(&s);
+	/* the stuck worker still holds the collector: it frees it when it comes back */
+	collector_close(c);
+	sleep(2);
+	ok(1,
+	   "closing with a stuck worker neither crashes nor leaks (checked under valgrind and ASan)");
+}
+
+static void
+test_lost_midrun(void)
+{
+	struct gs_config cfg;
+	struct collector *c;
+	struct gpu_snapshot s;
+	struct err err = ERR_INIT;
+	char epoch[64];
+
+	/* faults.scn loses GPU 1 at t = 10: start at t = 9.4, sample, wait, sample */
+	setup(&cfg, "tests/scenarios/faults.scn");
+	unsetenv("FAKE_NVML_TIME");
+	snprintf(epoch, sizeof(epoch), "%.3f", clock_now(NULL) - 9.4);
+	setenv("FAKE_NVML_EPOCH", epoch, 1);
+	collector_open(&cfg, &c, &err);
+	gpu_snapshot_init(&s);
+	collector_sample(c, &s, COLLECT_PROCS, &err);
+	is_int(s.dev[1].state, DEV_OK, "before t = 10 GPU 1 is fine");
+	ok(dev_has(&s.dev[1], GF_TEMP_GPU), "and read");
+	gpu_snapshot_release(&s);
+	usleep(1200 * 1000);
+	gpu_snapshot_init(&s);
+	collector_sample(c, &s, COLLECT_PROCS, &err);
+	is_int(s.dev[1].state, DEV_LOST, "after t = 10 it is lost");
+	is_str(s.dev[1].uuid, "GPU-3c5e7a91-1b2d-4e6f-8a0c-9d1e2f3a4b5c",
+	       "with its last known identity");
+	ok(!dev_has(&s.dev[1], GF_TEMP_GPU), "and no readings");
+	is_int(s.dev[0].state, DEV_OK, "GPU 0 keeps working");
+	ok(dev_has(&s.dev[0], GF_TEMP_GPU), "and keeps its readings");
+	gpu_snapshot_release(&s);
+	gpu_snapshot_init(&s);
+	collector_sample(c, &s, COLLECT_PROCS, &err);
+	is_int(s.dev[1].state, DEV_LOST, "a lost GPU stays lost");
+	gpu_snapshot_release(&s);
+	collector_close(c);
+	setenv("FAKE_NVML_TIME", "0", 1);
+}
+
+static void
+test_select(void)
+{
+	static const struct {
+		const char *ids;
+		int rc;
+		const char *want; /* indexes selected */
+	} cases[] = {
+		{ "1", 0, "1" },
+		{ "0,1", 0, "01" },
+		{ "1,0", 0, "01" }, /* scan order, as nvidia-smi */
+		{ "GPU-9a8b", 0, "1" },
+		{ "gpu-0B1C2D3E-4f50-6172-8394-a5b6c7d8e9f0", 0, "0" },
+		{ "00000000:3B:00.0", 0, "1" },
+		{ "0000:3b:00.0", 0, "1" },
+		{ "3b:00.0", 0, "1" },
+		{ "18:00.0, 1", 0, "01" },
+		{ "2", E_USAGE, "" },
+		{ "GPU-", E_USAGE, "" }, /* a prefix of both */
+		{ "GPU-ffff", E_USAGE, "" },
+		{ "ab:00.0", E_USAGE, "" },
+		{ "zero", E_USAGE, "" },
+	};
+	struct gs_config cfg;
+
+	setup(&cfg, "tests/scenarios/h100x2.scn");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct collector *c;
+		struct gpu_snapshot s;
+		struct err err = ERR_INIT;
+		char got[8] = "";
+		int rc;
+
+		collector_open(&cfg, &c, &err);
+		rc = collector_select(c, cases[i].ids, &err);
+		is_int(rc, cases[i].rc, "select '%s': return code", cases[i].ids);
+		if (rc == 0) {
+			gpu_snapshot_init(&s);
+			collector_sample(c, &s, 0, &err);
+			for (size_t k = 0; k < s.nr_dev && k < 7; k++)
+				got[k] = (char)('0' + s.dev[k].index);
+			is_str(got, cases[i].want, "select '%s' picks the right GPUs",
+			       cases[i].ids);
+			gpu_snapshot_release(&s);
+		} else {
+			ok(strstr(err.msg, "matches") != NULL, "select '%s' says why: %s",
+			   cases[i].ids, err.msg);
+		}
+		collector_close(c);
+	}
+}
+
+static void
+test_layouts(void)
+{
+	struct gs_config cfg;
+	struct collector *c;
+	struct gpu_snapshot s;
+	struct err err = ERR_INIT;
+	char legacy[512];
+	const char *o = getenv("O") ? getenv("O") : "build";
+
+	setup(&cfg, "tests/scenarios/cc-layout.scn");
+	collector_open(&cfg, &c, &err);
+	gpu_snapshot_init(&s);
+	collector_sample(c, &s, COLLECT_PROCS, &err);
+	is_int(s.nr_proc, 3, "32-byte _v3 entries (R530/R535): three processes, not garbage");
+	ok(find(&s, 0, 1001) && find(&s, 0, 2002) && find(&s, 0, 3003), "with the right pids");
+	ok(find(&s, 0, 2002) && find(&s, 0, 2002)->v[PF_GPU_MEM] == 3000.0 * 1048576,
+	   "and the right memory");
+	is_int(s.nr_note, 0, "and no complaint");
+	gpu_snapshot_release(&s);
+	collector_close(c);
+
+	setup(&cfg, "tests/scenarios/legacy.scn");
+	snprintf(legacy, sizeof(legacy), "%s/fakenvml/legacy/libnvidia-ml.so.1", o);
+	cfg.nvml_path = legacy;
+	collector_open(&cfg, &c, &err);
+	gpu_snapshot_init(&s);
+	collector_sample(c, &s, COLLECT_PROCS, &err);
+	is_int(s.nr_dev, 1, "an old library without _v2/_v3 symbols still works");
+	is_str(s.dev[0].mem_source, "v1", "memory from the v1 call, labelled");
+	is_dbl(s.dev[0].v[GF_MEM_USED], 16350.0 * 1048576, 0, "v1 used includes reserved");
+	ok(!dev_has(&s.dev[0], GF_MEM_RESERVED), "reserved unknown with v1");
+	is_str(s.dev[0].pci_bus_id, "00000000:3B:00.0", "legacy bus id widened to NVML's spelling");
+	is_int(s.nr_proc, 2, "16-byte v1 process entries");
+	ok(find(&s, 0, 1001) && find(&s, 0, 1001)->v[PF_GPU_MEM] == 15000.0 * 1048576,
+	   "with their memory");
+	ok(find(&s, 0, 1001) && !proc_has(find(&s, 0, 1001), PF_GPU_INSTANCE),
+	   "no MIG ids from v1");
+	gpu_snapshot_release(&s);
+	collector_close(c);
+
+	setup(&cfg, "tests/scenarios/mig.scn");
+	collector_open(&cfg, &c, &err);
+	gpu_snapshot_init(&s);
+	collector_sample(c, &s, COLLECT_PROCS, &err);
+	ok(find(&s, 0, 1001) && find(&s, 0, 1001)->v[PF_GPU_INSTANCE] == 1, "MIG GPU instance id");
+	ok(find(&s, 0, 2002) && find(&s, 0, 2002)->v[PF_COMPUTE_INSTANCE] == 0,
+	   "MIG compute instance id");
+	ok(find(&s, 0, 1001) && !proc_has(find(&s, 0, 1001), PF_SM_UTIL),
+	   "per-process utilisation unknown under MIG, not 0");
+	ok(!dev_has(&s.dev[0], GF_UTIL_GPU), "device utilisation unknown under MIG");
+	gpu_snapshot_release(&s);
+	collector_close(c);
+}
+
+static void
+test_no_gpu(void)
+{
+	struct gs_config cfg;
+	struct collector *c;
+	struct err err = ERR_INIT;
+	const char *const *why;
+
+	setup(&cfg, "tests/scenarios/init-mismatch.scn");
+	cfg.proc_root = "tests/fixtures/proc";
+	collector_open(&cfg, &c, &err);
+	collector_scan(c, &err);
+	is_int(collector_count(c), 0, "version mismatch: no GPU");
+	why = collector_reasons(c);
+	ok(why[0] && strstr(why[0], "580.95.05") && strstr(why[0], "reboot"),
+	   "the reason names the kernel module version and the fix: %s",
+	   why[0] ? why[0] : "(none)");
+	ok(collector_no_driver(c), "and no backend could look");
+	collector_close(c);
+
+	setup(&cfg, "tests/scenarios/h100x2.scn");
+	cfg.nvml_path = "/nonexistent/libnvidia-ml.so.1";
+	cfg.sysfs_root = "tests/fixtures/sys-nouveau";
+	collector_open(&cfg, &c, &err);
+	collector_scan(c, &err);
+	why = collector_reasons(c);
+	ok(why[0] && strstr(why[0], "nouveau") && strstr(why[0], "0000:01:00.0"),
+	   "a card driven by nouveau is named: %s", why[0] ? why[0] : "(none)");
+	collector_close(c);
+}
+
+int
+main(void)
+{
+	test_caching();
+	test_select();
+	test_layouts();
+	test_no_gpu();
+	test_lost_midrun();
+	test_hang();
+	return done_testing();
+}
