@@ -13,7 +13,6 @@ have make || need="$need make"
 if [ "$mode" = check ]; then
 	have python3 || need="$need python3"
 	python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need="$need python3-venv"
-	have tmux || need="$need tmux"
 fi
 [ -z "$need" ] && exit 0
 

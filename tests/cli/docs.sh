@@ -1,0 +1,69 @@
+#!/bin/sh
+# The documentation says what the program does: every option of --help is in
+# the man page, every JSON key gpuscope prints is in docs/json-schema.md, every
+# scenario key the suite uses is in docs/scenario-format.md, and the README's
+# two commands are make targets. Prints TAP.
+set -u
+O=${O:-build}
+cd "$(dirname "$0")/../.." || exit 2
+bin=$O/gpuscope
+n=0 fail=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
+if [ ! -x "$bin" ]; then
+	echo "1..0 # SKIP $bin is not built"
+	exit 0
+fi
+
+# 1. options of --help (and query's) documented in the man page
+missing=""
+for opt in $( ("$bin" --help; "$bin" query --help) | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+	grep -q -- "$(echo "$opt" | sed 's/-/\\\\-/g')" man/gpuscope.1 || missing="$missing $opt"
+done
+if [ -z "$missing" ]; then ok "every option of --help is in man/gpuscope.1"; else not_ok "options missing from man/gpuscope.1:$missing"; fi
+
+# 2. every JSON key printed is documented
+env_fake() {
+	GPUSCOPE_NVML=$O/fakenvml/current/libnvidia-ml.so.1 FAKE_NVML_TIME=0 FAKE_NVML_EPOCH=1767225600 \
+		GPUSCOPE_CLOCK=1767225600 GPUSCOPE_PROC_ROOT=tests/fixtures/proc \
+		GPUSCOPE_SYSFS_ROOT=tests/fixtures/sys-empty GPUSCOPE_PASSWD=tests/fixtures/passwd "$@"
+}
+keys=$( (FAKE_NVML_SCENARIO=tests/scenarios/h100x2.scn env_fake "$bin" --json; "$bin" --demo --json) |
+	grep -oE '^ *"[a-z_0-9]+":' | tr -d ' ":' | sort -u)
+missing=""
+for k in $keys; do
+	grep -q "\`$k\`" docs/json-schema.md || missing="$missing $k"
+done
+if [ -z "$missing" ]; then ok "every JSON key gpuscope prints is in docs/json-schema.md ($(echo "$keys" | wc -w) keys)"; else not_ok "JSON keys missing from docs/json-schema.md:$missing"; fi
+
+# 3. every scenario key used by the suite and the demo is documented
+used=$(cat tests/scenarios/*.scn data/demo/h100x8.scn | grep -E '^[a-z_0-9]+ *=' | sed 's/ *=.*//' | sort -u)
+missing=""
+for k in $used; do
+	grep -q "\`$k\`" docs/scenario-format.md || missing="$missing $k"
+done
+if [ -z "$missing" ]; then ok "every scenario key used is in docs/scenario-format.md"; else not_ok "scenario keys missing from docs/scenario-format.md:$missing"; fi
+
+# 4. the exit codes are documented where users look
+bad=""
+for c in 0 1 2 3 4; do
+	grep -q "^\.B $c\$" man/gpuscope.1 || bad="$bad man:$c"
+done
+"$bin" --help | grep -q "exit status: 0 ok; 1" || bad="$bad --help"
+if [ -z "$bad" ]; then ok "exit codes 0-4 in the man page and --help"; else not_ok "exit codes undocumented:$bad"; fi
+
+# 5. README's set-up commands exist
+if grep -q '^make run ' README.md && grep -q '^make check ' README.md && grep -q '^run:' Makefile && grep -q '^check:' Makefile; then
+	ok "README's 'make run' and 'make check' are make targets"
+else
+	not_ok "README's commands and the Makefile disagree"
+fi
+grep -q 'make check' .ci/run && ok ".ci/run calls make check" || not_ok ".ci/run does not call make check"
+
+# 6. the man page renders without warnings
+if command -v groff >/dev/null 2>&1; then
+	w=$(groff -man -Tutf8 -ww man/gpuscope.1 2>&1 >/dev/null)
+	if [ -z "$w" ]; then ok "man page renders cleanly"; else not_ok "groff warnings" "$w"; fi
+fi
+echo "1..$n"
+[ "$fail" -eq 0 ]
