@@ -262,10 +262,19 @@ worker(void *arg)
 	struct collector *c = sl->c;
 	bool abandoned;
 
-	backend_read_device(sl->be, &sl->dev, &sl->err);
-	if (sl->want_procs && sl->dev.state == DEV_OK)
-		backend_read_procs(sl->be, &sl->dev, sl->now, &sl->part, &sl->err);
 	bool last = false;
+
+	backend_read_device(sl->be, &sl->dev, &sl->err);
+	if (sl->want_procs && sl->dev.state == DEV_OK &&
+	    backend_read_procs(sl->be, &sl->dev, sl->now, &sl->part, &sl->err) == E_LOST) {
+		/* lost between reading it and listing its processes */
+		sl->dev.state = DEV_LOST;
+		str_copy(sl->dev.state_msg, sizeof(sl->dev.state_msg), DEV_LOST_MSG);
+		gpu_device_clear_readings(&sl->dev);
+		for (size_t i = 0; i < sl->part.nr_proc; i++)
+			gpu_proc_release(&sl->part.proc[i]);
+		sl->part.nr_proc = 0;
+	}
 
 	pthread_mutex_lock(&c->mu);
 	sl->done = true;

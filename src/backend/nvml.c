@@ -544,9 +544,7 @@ got(struct rd *rd, enum nv_call c, nvmlReturn_t r)
 	case NVML_ERROR_GPU_IS_LOST:
 		rd->lost = true;
 		rd->dev->state = DEV_LOST;
-		snprintf(
-		        rd->dev->state_msg, sizeof(rd->dev->state_msg),
-		        "GPU is lost (fallen off the bus): reboot, then check its power, PCIe slot and kernel log");
+		str_copy(rd->dev->state_msg, sizeof(rd->dev->state_msg), DEV_LOST_MSG);
 		return false;
 	case NVML_ERROR_RESET_REQUIRED:
 		rd->lost = true;
@@ -1114,6 +1112,8 @@ nvml_scan(struct backend *be, struct gpu_snapshot *snap, struct err *err)
 			continue;
 		}
 		read_static(&rd);
+		if (rd.lost)
+			gpu_device_clear_readings(d);
 	}
 	identify_from_procfs(nv, snap, snap->nr_dev - count);
 	return 0;
@@ -1134,7 +1134,12 @@ nvml_read_device(struct backend *be, struct gpu_device *dev, struct err *err)
 	rd.dev = dev;
 	rd.lost = dev->state == DEV_LOST || dev->state == DEV_RESET_REQUIRED;
 	read_dynamic(&rd);
-	return rd.lost ? E_LOST : 0;
+	if (rd.lost) {
+		/* what was read before the failing call is not to be trusted */
+		gpu_device_clear_readings(dev);
+		return E_LOST;
+	}
+	return 0;
 }
 
 /* ---- processes ---- */

@@ -96,6 +96,14 @@ gpu_snapshot_sort_procs(struct gpu_snapshot *s)
 		qsort(s->proc, s->nr_proc, sizeof(*s->proc), cmp_proc);
 }
 
+void
+gpu_device_clear_readings(struct gpu_device *d)
+{
+	memset(d->v, 0, sizeof(d->v));
+	memset(&d->valid, 0, sizeof(d->valid));
+	d->mem_source[0] = '\0';
+}
+
 double
 dev_get(const struct gpu_device *d, enum gpu_field f)
 {

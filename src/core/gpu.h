@@ -32,6 +32,10 @@ enum dev_state {
 	DEV_ERROR,          /* any other failure; see state_msg */
 };
 
+/* What a lost GPU's state_msg says. */
+#define DEV_LOST_MSG \
+	"GPU is lost (fallen off the bus): reboot, then check its power, PCIe slot and kernel log"
+
 /* A bitset wide enough for every enum gpu_field. */
 struct field_set {
 	uint64_t bits[(GF__COUNT + 63) / 64];
@@ -173,6 +177,12 @@ dev_unset(struct gpu_device *d, enum gpu_field f)
 	d->v[f] = 0;
 	d->valid.bits[f / 64] &= ~((uint64_t)1 << (f % 64));
 }
+
+/*
+ * Forget every reading of d (a GPU that stopped answering has no current
+ * values); its identity and state stay.
+ */
+void gpu_device_clear_readings(struct gpu_device *d);
 
 /* Value of f, or NAN when unknown. */
 double dev_get(const struct gpu_device *d, enum gpu_field f);
