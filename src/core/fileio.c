@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "err.h"
@@ -44,6 +45,13 @@ errno_status(int e)
 int
 file_read(const char *root, const char *path, struct strbuf *sb, size_t cap, struct err *err)
 {
+	return file_read_st(root, path, sb, cap, NULL, err);
+}
+
+int
+file_read_st(const char *root, const char *path, struct strbuf *sb, size_t cap, struct stat *st,
+             struct err *err)
+{
 	char full[4096];
 	int fd, e;
 
@@ -53,6 +61,11 @@ file_read(const char *root, const char *path, struct strbuf *sb, size_t cap, str
 	if (fd < 0) {
 		e = errno;
 		return err_set(err, errno_status(e), "cannot open '%s': %s", full, strerror(e));
+	}
+	if (st && fstat(fd, st) < 0) {
+		e = errno;
+		close(fd);
+		return err_set(err, errno_status(e), "cannot stat '%s': %s", full, strerror(e));
 	}
 	while (sb->len < cap) {
 		size_t want = cap - sb->len < 4096 ? cap - sb->len : 4096;
@@ -71,6 +84,9 @@ file_read(const char *root, const char *path, struct strbuf *sb, size_t cap, str
 		if (n == 0)
 			break;
 		strbuf_setlen(sb, sb->len + (size_t)n);
+		/* regular, sysfs and procfs files come whole: short means the end */
+		if ((size_t)n < want)
+			break;
 	}
 	close(fd);
 	return 0;

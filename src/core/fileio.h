@@ -14,9 +14,16 @@ struct strbuf;
 /*
  * Read at most cap bytes of root/path into sb (replacing its contents).
  * Returns 0, E_NOTFOUND (no such file), E_PERM, or E_IO; the message names
- * the file. A file longer than cap is cut at cap bytes without error.
+ * the file. A file longer than cap is cut at cap bytes without error. A
+ * read shorter than asked is taken as the end of the file (true of regular,
+ * sysfs and procfs files; this saves a system call per file).
  */
 int file_read(const char *root, const char *path, struct strbuf *sb, size_t cap, struct err *err);
+
+struct stat;
+/* file_read() that also fstat()s the open file into *st (when st is not NULL). */
+int file_read_st(const char *root, const char *path, struct strbuf *sb, size_t cap, struct stat *st,
+                 struct err *err);
 
 /* Read root/path as one unsigned integer (decimal, or hex with 0x). */
 int file_read_u64(const char *root, const char *path, uint64_t *v, struct err *err);

@@ -68,7 +68,7 @@ strbuf_setlen(struct strbuf *sb, size_t len)
 }
 
 void
-strbuf_add(struct strbuf *sb, const void *data, size_t len)
+strbuf_add_slow(struct strbuf *sb, const void *data, size_t len)
 {
 	strbuf_grow(sb, len);
 	memcpy(sb->buf + sb->len, data, len);
@@ -79,14 +79,6 @@ void
 strbuf_addstr(struct strbuf *sb, const char *s)
 {
 	strbuf_add(sb, s, strlen(s));
-}
-
-void
-strbuf_addch(struct strbuf *sb, int c)
-{
-	strbuf_grow(sb, 1);
-	sb->buf[sb->len] = (char)c;
-	strbuf_setlen(sb, sb->len + 1);
 }
 
 void

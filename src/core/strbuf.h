@@ -10,6 +10,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 
 struct strbuf {
 	size_t alloc;
@@ -36,14 +37,32 @@ strbuf_reset(struct strbuf *sb)
 	strbuf_setlen(sb, 0);
 }
 
-void strbuf_add(struct strbuf *sb, const void *data, size_t len);
+void strbuf_add_slow(struct strbuf *sb, const void *data, size_t len);
+static inline void
+strbuf_add(struct strbuf *sb, const void *data, size_t len)
+{
+	/* the common case, room to spare, without a call */
+	if (sb->alloc && len < sb->alloc - sb->len) {
+		memcpy(sb->buf + sb->len, data, len);
+		sb->len += len;
+		sb->buf[sb->len] = '\0';
+		return;
+	}
+	strbuf_add_slow(sb, data, len);
+}
 void strbuf_addstr(struct strbuf *sb, const char *s);
 static inline void
 strbuf_addbuf(struct strbuf *sb, const struct strbuf *other)
 {
 	strbuf_add(sb, other->buf, other->len);
 }
-void strbuf_addch(struct strbuf *sb, int c);
+static inline void
+strbuf_addch(struct strbuf *sb, int c)
+{
+	char ch = (char)c;
+
+	strbuf_add(sb, &ch, 1);
+}
 /* Append c n times. */
 void strbuf_addchars(struct strbuf *sb, int c, size_t n);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

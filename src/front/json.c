@@ -24,6 +24,15 @@ json_str(struct strbuf *sb, const char *s)
 		unsigned char c = *p;
 		size_t n = 0;
 
+		/* copy a run of plain characters at once */
+		while (p[n] >= 0x20 && p[n] < 0x80 && p[n] != '"' && p[n] != '\\')
+			n++;
+		if (n) {
+			strbuf_add(sb, p, n);
+			p += n;
+			continue;
+		}
+
 		if (c == '"' || c == '\\') {
 			strbuf_addch(sb, '\\');
 			strbuf_addch(sb, (char)c);
@@ -84,7 +93,18 @@ json_num(struct strbuf *sb, double v, int decimals)
 		return;
 	}
 	if (v == floor(v) && fabs(v) < 9e15) {
-		strbuf_addf(sb, "%.0f", v);
+		/* integers are most of the document: no printf for them */
+		long long i = (long long)v;
+		unsigned long long u = i < 0 ? -(unsigned long long)i : (unsigned long long)i;
+		char *q = buf + sizeof(buf);
+
+		do {
+			*--q = (char)('0' + u % 10);
+			u /= 10;
+		} while (u);
+		if (i < 0)
+			*--q = '-';
+		strbuf_add(sb, q, (size_t)(buf + sizeof(buf) - q));
 		return;
 	}
 	snprintf(buf, sizeof(buf), "%.*f", decimals > 0 ? decimals : 3, v);

@@ -1241,6 +1241,41 @@ test_fuzz(void)
 	rm_tree(root);
 }
 
+/*
+ * The real /proc, on ourselves: the quick path (no status file) for a process
+ * in our own pid namespace gives the same facts status would.
+ */
+static void
+test_real_self(void)
+{
+	struct gs_config cfg;
+	struct procinfo_ctx *ctx;
+	struct gpu_proc p;
+	char link[64];
+	ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+
+	if (n <= 0) {
+		skip("/proc/self/ns/pid cannot be read here");
+		return;
+	}
+	gs_config_init(&cfg);
+	ctx = procinfo_new(&cfg);
+	memset(&p, 0, sizeof(p));
+	p.pid = (uint32_t)getpid();
+	is_int(procinfo_fill(ctx, &p, NULL), 0, "self on the real /proc: found");
+	is_int(p.host, PHOST_OK, "self: everything read");
+	ok(proc_has(&p, PF_UID) && p.v[PF_UID] == (double)geteuid(),
+	   "self: uid is our effective uid");
+	ok(proc_has(&p, PF_NSPID) && p.v[PF_NSPID] == (double)getpid(),
+	   "self: same namespace, same pid");
+	is_str(p.name, "t_procinfo", "self: name from stat");
+	ok(proc_has(&p, PF_RSS) && p.v[PF_RSS] > 100 * 1024, "self: resident memory from stat");
+	ok(p.cmdline && strstr(p.cmdline, "t_procinfo"), "self: command line");
+	ok(proc_has(&p, PF_START_TIME) && proc_has(&p, PF_CPU_PERCENT), "self: start time and CPU");
+	gpu_proc_release(&p);
+	procinfo_free(ctx);
+}
+
 int
 main(void)
 {
@@ -1256,6 +1291,7 @@ main(void)
 
 	test_container_shapes();
 	test_container_buffers();
+	test_real_self();
 	if (hz != 100) {
 		/* the hand-computed values below assume USER_HZ = 100, as on every Linux port we
 		 * build for */
