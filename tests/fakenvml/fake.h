@@ -216,6 +216,7 @@ struct scenario {
 	nvmlReturn_t init_error; /* NVML_SUCCESS: none */
 	double period;           /* 0: time does not wrap */
 	bool cc_layout;          /* process_v3_layout = cc */
+	unsigned count_hint;     /* process_count_hint: 0 = off */
 	struct fault *faults;
 	unsigned int nr_gpus;
 	struct gpu gpus[FAKE_MAX_GPUS];

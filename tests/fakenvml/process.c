@@ -85,7 +85,10 @@ running(const struct call *c, unsigned int types, unsigned int *infoCount, void 
 		if (p->gpu == c->gpu->index && (p->types & types) && active(p, c->t))
 			n++;
 	if (*infoCount < n) {
-		*infoCount = n;
+		/* processes that start between a caller's two calls */
+		*infoCount = !infos && c->sc->count_hint && c->sc->count_hint < n
+		                     ? c->sc->count_hint
+		                     : n;
 		return NVML_ERROR_INSUFFICIENT_SIZE;
 	}
 	if (n > 0 && !infos)

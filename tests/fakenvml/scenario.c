@@ -715,6 +715,11 @@ system_key(struct parser *p, const char *key, const char *value)
 			return perr(p, "period: expected a positive number of seconds");
 		return 0;
 	}
+	if (!strcmp(key, "process_count_hint")) {
+		if (!parse_uint(value, &sc->count_hint) || !sc->count_hint)
+			return perr(p, "process_count_hint: expected a count above 0");
+		return 0;
+	}
 	if (!strcmp(key, "process_v3_layout")) {
 		if (strcmp(value, "v2") && strcmp(value, "cc"))
 			return perr(p, "process_v3_layout: expected v2 or cc, not '%s'", value);

@@ -7,10 +7,12 @@
  * layouts. Runs from the repository root; O names the build directory.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -288,6 +290,36 @@ test_layouts(void)
 	gpu_snapshot_release(&s);
 	collector_close(c);
 
+	/* a driver that rejects the v2 memory struct's version: the v1 call answers */
+	{
+		static const char scn[] =
+		        "[system]\ndriver_version = 470.256.02\n[gpu]\n"
+		        "name = Tesla T4\nmemory_total = 15360 MiB\n"
+		        "memory_reserved = 250 MiB\nmemory_used = 1000 MiB\n"
+		        "fail = nvmlDeviceGetMemoryInfo_v2 ARGUMENT_VERSION_MISMATCH\n";
+		char path[64];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/tmp/gpuscope-t_collect-%d.scn", (int)getpid());
+		f = fopen(path, "w");
+		fputs(scn, f);
+		fclose(f);
+		setup(&cfg, path);
+		collector_open(&cfg, &c, &err);
+		for (int round = 0; round < 2; round++) {
+			gpu_snapshot_init(&s);
+			collector_sample(c, &s, 0, &err);
+			is_str(s.dev[0].mem_source, "v1",
+			       "ARGUMENT_VERSION_MISMATCH from _v2: the v1 call answers (sample %d)",
+			       round + 1);
+			is_dbl(s.dev[0].v[GF_MEM_USED], 1250.0 * 1048576, 0,
+			       "with used including reserved (sample %d)", round + 1);
+			gpu_snapshot_release(&s);
+		}
+		collector_close(c);
+		unlink(path);
+	}
+
 	setup(&cfg, "tests/scenarios/mig.scn");
 	collector_open(&cfg, &c, &err);
 	gpu_snapshot_init(&s);
@@ -333,10 +365,69 @@ test_no_gpu(void)
 	collector_close(c);
 }
 
+/*
+ * Thirty real processes on one GPU, and a driver whose size query answers
+ * 1 (they started between the two calls): the second call comes back
+ * INSUFFICIENT_SIZE and the list is asked again. Real pids, so that /proc
+ * has them.
+ */
+static void
+test_process_race(void)
+{
+	enum { N = 30 };
+	pid_t kids[N];
+	struct gs_config cfg;
+	struct collector *c;
+	struct gpu_snapshot s;
+	struct err err = ERR_INIT;
+	char path[64];
+	FILE *f;
+	size_t found = 0;
+
+	for (int i = 0; i < N; i++) {
+		kids[i] = fork();
+		if (kids[i] == 0) {
+			pause();
+			_exit(0);
+		}
+	}
+	snprintf(path, sizeof(path), "/tmp/gpuscope-t_collect-race-%d.scn", (int)getpid());
+	f = fopen(path, "w");
+	fprintf(f,
+	        "[system]\ndriver_version = 590.48.01\nprocess_count_hint = 1\n[gpu]\nname = NVIDIA H100\n"
+	        "memory_total = 80 GiB\nmemory_used = 40 GiB\n");
+	for (int i = 0; i < N; i++)
+		fprintf(f, "[process %d]\ngpu = 0\nused_memory = %d MiB\n", (int)kids[i], 100 + i);
+	fclose(f);
+	setup(&cfg, path);
+	cfg.proc_root = "/proc";
+	cfg.passwd_file = NULL;
+	collector_open(&cfg, &c, &err);
+	gpu_snapshot_init(&s);
+	collector_sample(c, &s, COLLECT_PROCS, &err);
+	for (int i = 0; i < N; i++)
+		found += find(&s, 0, (uint32_t)kids[i]) != NULL;
+	is_int(found, N, "a process list that outgrew its size query is asked again: all %d listed",
+	       N);
+	ok(find(&s, 0, (uint32_t)kids[N - 1]) &&
+	           find(&s, 0, (uint32_t)kids[N - 1])->v[PF_GPU_MEM] == (100.0 + N - 1) * 1048576,
+	   "with their memory");
+	ok(find(&s, 0, (uint32_t)kids[0]) && find(&s, 0, (uint32_t)kids[0])->host == PHOST_OK,
+	   "and their /proc facts (real processes, real /proc)");
+	gpu_snapshot_release(&s);
+	collector_close(c);
+	for (int i = 0; i < N; i++) {
+		kill(kids[i], SIGKILL);
+		waitpid(kids[i], NULL, 0);
+	}
+	unlink(path);
+}
+
 int
 main(void)
 {
 	test_caching();
+	test_process_race();
 	test_select();
 	test_layouts();
 	test_no_gpu();
