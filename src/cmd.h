@@ -33,6 +33,14 @@ enum snap_flags {
  */
 int cmd_snapshot(struct gs_config *cfg, const char *ids, unsigned flags, struct gpu_snapshot *snap);
 
+/*
+ * Write out to stdout. Returns EXIT_RUNTIME (with the reason printed) when
+ * that fails, else EXIT_PROBLEMS when a GPU of snap is not in a good state,
+ * else EXIT_OK.
+ */
+struct strbuf;
+int cmd_output(const struct strbuf *out, const struct gpu_snapshot *snap);
+
 /* Print "gpuscope: <msg>" on stderr. */
 void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -3,13 +3,16 @@
  */
 #include "cmd.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "backend/collect.h"
 #include "core/config.h"
 #include "core/err.h"
 #include "core/gpu.h"
+#include "core/strbuf.h"
 
 void
 cmd_error(const char *fmt, ...)
@@ -22,6 +25,19 @@ cmd_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int
+cmd_output(const struct strbuf *out, const struct gpu_snapshot *snap)
+{
+	if (fwrite(out->buf, 1, out->len, stdout) != out->len || fflush(stdout) != 0) {
+		cmd_error("cannot write the output: %s", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	for (size_t i = 0; i < snap->nr_dev; i++)
+		if (snap->dev[i].state != DEV_OK)
+			return EXIT_PROBLEMS;
+	return EXIT_OK;
 }
 
 int

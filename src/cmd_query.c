@@ -184,17 +184,10 @@ cmd_query(int argc, char **argv, struct gs_config *cfg)
 	if (rc)
 		goto out;
 	query_print(&q, &snap, &out);
-	if (fwrite(out.buf, 1, out.len, stdout) != out.len || fflush(stdout)) {
-		cmd_error("cannot write the output: %s", strerror(errno));
-		rc = EXIT_RUNTIME;
-		goto out;
-	}
+	rc = cmd_output(&out, &snap);
 	/* the CSV must stay nvidia-smi's, so the label goes to stderr */
 	if (snap.simulated)
 		cmd_error("note: simulated GPUs (a fake NVIDIA driver answered), not real ones");
-	for (size_t i = 0; i < snap.nr_dev; i++)
-		if (snap.dev[i].state != DEV_OK)
-			rc = EXIT_PROBLEMS;
 out:
 	strbuf_release(&out);
 	gpu_snapshot_release(&snap);

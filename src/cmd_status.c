@@ -118,13 +118,7 @@ cmd_status(int argc, char **argv, struct gs_config *cfg)
 		term_detect(&t, STDOUT_FILENO, color);
 		table_status(&out, &snap, &t, cfg->want_procs);
 	}
-	if (fwrite(out.buf, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
-		rc = EXIT_RUNTIME;
-		goto out;
-	}
-	for (size_t i = 0; i < snap.nr_dev; i++)
-		if (snap.dev[i].state != DEV_OK)
-			rc = EXIT_PROBLEMS;
+	rc = cmd_output(&out, &snap);
 out:
 	strbuf_release(&out);
 	gpu_snapshot_release(&snap);
