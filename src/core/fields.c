@@ -163,12 +163,13 @@ clock_reason_names(unsigned *nr)
 }
 
 const char *
-compute_mode_key(int mode)
+compute_mode_key(double mode)
 {
 	static const char *const names[] = { "default", "exclusive_thread", "prohibited",
 		                             "exclusive_process" };
 
-	if (mode < 0 || (unsigned)mode >= ARRAY_SIZE(names))
+	/* also false for NaN */
+	if (!(mode >= 0 && mode < (double)ARRAY_SIZE(names)))
 		return NULL;
-	return names[mode];
+	return names[(size_t)mode];
 }

@@ -146,6 +146,6 @@ struct flag_name {
 /* The clock event reasons with their names, in bit order; *nr receives the count. */
 const struct flag_name *clock_reason_names(unsigned *nr);
 /* Name of a compute mode ("default", ...), or NULL if out of range. */
-const char *compute_mode_key(int mode);
+const char *compute_mode_key(double mode);
 
 #endif

@@ -432,8 +432,9 @@ is_hex_id(const char *s, size_t n)
 {
 	if (n < CONTAINER_ID_LEN || n > 128)
 		return false;
+	/* runtimes write ids in lowercase */
 	for (size_t i = 0; i < n; i++)
-		if (!is_hex(s[i]))
+		if (!is_digit(s[i]) && !(s[i] >= 'a' && s[i] <= 'f'))
 			return false;
 	return true;
 }

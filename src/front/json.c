@@ -68,9 +68,23 @@ json_str(struct strbuf *sb, const char *s)
 			n = 2;
 		else if (c >= 0xF0 && c <= 0xF4)
 			n = 3;
-		for (size_t i = 1; i <= n; i++)
-			if ((p[i] & 0xC0) != 0x80)
+		for (size_t i = 1; i <= n; i++) {
+			/* the second byte's range excludes overlongs, surrogates, > U+10FFFF */
+			unsigned char lo = 0x80, hi = 0xBF;
+
+			if (i == 1 && c == 0xE0)
+				lo = 0xA0;
+			else if (i == 1 && c == 0xED)
+				hi = 0x9F;
+			else if (i == 1 && c == 0xF0)
+				lo = 0x90;
+			else if (i == 1 && c == 0xF4)
+				hi = 0x8F;
+			if (p[i] < lo || p[i] > hi) {
 				n = 0;
+				break;
+			}
+		}
 		if (!n) {
 			strbuf_addstr(sb, "\\ufffd");
 			p++;
@@ -85,7 +99,7 @@ json_str(struct strbuf *sb, const char *s)
 void
 json_num(struct strbuf *sb, double v, int decimals)
 {
-	char buf[64];
+	char buf[400]; /* DBL_MAX has 309 digits before the point */
 	size_t len;
 
 	if (!isfinite(v)) {
@@ -107,7 +121,7 @@ json_num(struct strbuf *sb, double v, int decimals)
 		strbuf_add(sb, q, (size_t)(buf + sizeof(buf) - q));
 		return;
 	}
-	snprintf(buf, sizeof(buf), "%.*f", decimals > 0 ? decimals : 3, v);
+	snprintf(buf, sizeof(buf), "%.*f", decimals > 0 && decimals < 20 ? decimals : 3, v);
 	len = strlen(buf);
 	while (len > 1 && buf[len - 1] == '0')
 		buf[--len] = '\0';
@@ -278,9 +292,8 @@ write_device(struct jw *w, const struct gpu_device *d)
 				jw_string(w, fi->key, dev_has(d, GF_PSTATE) ? buf : NULL);
 			} else if (f == GF_COMPUTE_MODE) {
 				jw_string(w, fi->key,
-				          dev_has(d, GF_COMPUTE_MODE)
-				                  ? compute_mode_key((int)d->v[f])
-				                  : NULL);
+				          dev_has(d, GF_COMPUTE_MODE) ? compute_mode_key(d->v[f])
+				                                      : NULL);
 			} else {
 				jw_number(w, fi->key, dev_has(d, (enum gpu_field)f), d->v[f], 0);
 			}

@@ -900,7 +900,7 @@ add_raw(const struct qfield *f, const struct gpu_snapshot *snap, const struct gp
 		strbuf_addstr(out, v != 0 ? "Yes" : "No");
 		return true;
 	case QF_COMPUTE_MODE: {
-		const char *s = compute_mode_name((int)v);
+		const char *s = v >= 0 && v <= 3 ? compute_mode_name((int)v) : NULL;
 
 		if (!s)
 			return false;
@@ -908,12 +908,13 @@ add_raw(const struct qfield *f, const struct gpu_snapshot *snap, const struct gp
 		return true;
 	}
 	case QF_MASK:
-		if (v < 0)
+		if (!(v >= 0 && v < 18446744073709551616.0))
 			return false;
 		strbuf_addf(out, "0x%016llX", (unsigned long long)v);
 		return true;
 	case QF_REASON:
-		if (!dev_has(d, GF_CLOCK_REASONS) || d->v[GF_CLOCK_REASONS] < 0)
+		if (!dev_has(d, GF_CLOCK_REASONS) || !(d->v[GF_CLOCK_REASONS] >= 0) ||
+		    d->v[GF_CLOCK_REASONS] >= 18446744073709551616.0)
 			return false;
 		strbuf_addstr(out, ((unsigned long long)d->v[GF_CLOCK_REASONS] & f->arg)
 		                           ? "Active"

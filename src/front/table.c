@@ -294,7 +294,7 @@ gpu_modes(struct line *l, const struct gpu_device *d, const struct term *t)
 	                              : "off",
 	     ST_NONE, 0);
 	if (dev_has(d, GF_COMPUTE_MODE) && d->v[GF_COMPUTE_MODE] != CM_DEFAULT) {
-		const char *cm = compute_mode_key((int)d->v[GF_COMPUTE_MODE]);
+		const char *cm = compute_mode_key(d->v[GF_COMPUTE_MODE]);
 
 		gap(l);
 		item(l, t, "Compute", cm ? cm : NA, ST_YELLOW, 0);

@@ -266,7 +266,10 @@ check_str(const char *in)
 	strbuf_release(&b);
 }
 
-/* Is s all of one JSON number? Counts the digits after the point into *frac. */
+/*
+ * Is s all of one JSON number? Counts the digits after the point into
+ * *frac (0 when there is an exponent: those digits are not decimals).
+ */
 static bool
 json_number_ok(const char *s, size_t *frac)
 {
@@ -292,6 +295,7 @@ json_number_ok(const char *s, size_t *frac)
 		}
 	}
 	if (*p == 'e' || *p == 'E') {
+		*frac = 0;
 		p++;
 		if (*p == '+' || *p == '-')
 			p++;

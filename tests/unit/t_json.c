@@ -1,0 +1,66 @@
+/*
+ * JSON helpers: strings are always valid JSON and valid UTF-8 (bad bytes
+ * become U+FFFD), numbers print exactly with the decimals asked for.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "harness.h"
+
+#include "core/strbuf.h"
+#include "front/json.h"
+
+static const char *
+str(const char *in)
+{
+	static struct strbuf sb = STRBUF_INIT;
+
+	strbuf_reset(&sb);
+	json_str(&sb, in);
+	return sb.buf;
+}
+
+static const char *
+num(double v, int decimals)
+{
+	static struct strbuf sb = STRBUF_INIT;
+
+	strbuf_reset(&sb);
+	json_num(&sb, v, decimals);
+	return sb.buf;
+}
+
+int
+main(void)
+{
+	is_str(str("plain"), "\"plain\"", "plain text");
+	is_str(str("a \"b\" \\c"), "\"a \\\"b\\\" \\\\c\"", "quotes and backslashes escaped");
+	is_str(str("tab\there\nnl"), "\"tab\\there\\nnl\"", "tab and newline");
+	is_str(str("\x01\x1f"), "\"\\u0001\\u001f\"", "other control characters as \\u");
+	is_str(str("caf\xc3\xa9 \xe2\x80\xa6 \xf0\x9f\x98\x80"),
+	       "\"caf\xc3\xa9 \xe2\x80\xa6 \xf0\x9f\x98\x80\"", "valid UTF-8 kept");
+	is_str(str("\xff"), "\"\\ufffd\"", "a stray byte becomes U+FFFD");
+	is_str(str("\xc3"), "\"\\ufffd\"", "a cut sequence becomes U+FFFD");
+	is_str(str("\xe0\x88\x87"), "\"\\ufffd\\ufffd\\ufffd\"",
+	       "an overlong sequence is not UTF-8");
+	is_str(str("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"", "a surrogate is not UTF-8");
+	is_str(str("\xf4\x90\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"",
+	       "above U+10FFFF is not UTF-8");
+	is_str(str(""), "\"\"", "empty string");
+
+	is_str(num(0, 0), "0", "zero");
+	is_str(num(-0.0, 2), "0", "negative zero is 0");
+	is_str(num(81559.0 * 1048576, 0), "85520809984", "bytes as an integer");
+	is_str(num(-42, 0), "-42", "negative integer");
+	is_str(num(631.95, 2), "631.95", "watts with two decimals");
+	is_str(num(700, 2), "700", "a whole number has no point");
+	is_str(num(0.5, 2), "0.5", "trailing zeros dropped");
+	is_str(num(1.0 / 3, 3), "0.333", "decimals as asked");
+	is_str(num(NAN, 2), "null", "NaN is null");
+	is_str(num(INFINITY, 0), "null", "infinity is null");
+	/* 1e300 as a double is 1000000000000000052504760255204420248704468... (301 digits) */
+	ok(strlen(num(1e300, 1)) == 301 &&
+	           !strncmp(num(1e300, 1), "1000000000000000052504760255204420248704", 40),
+	   "a huge number keeps all its digits");
+	return done_testing();
+}
