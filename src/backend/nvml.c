@@ -57,6 +57,7 @@ struct nvml_sym {
 	nvmlReturn_t (*jpg_util)(nvmlDevice_t, unsigned *, unsigned *);
 	nvmlReturn_t (*ofa_util)(nvmlDevice_t, unsigned *, unsigned *);
 	nvmlReturn_t (*temperature)(nvmlDevice_t, nvmlTemperatureSensors_t, unsigned *);
+	nvmlReturn_t (*temperature_v)(nvmlDevice_t, nvmlTemperature_v1_t *);
 	nvmlReturn_t (*temp_threshold)(nvmlDevice_t, nvmlTemperatureThresholds_t, unsigned *);
 	nvmlReturn_t (*margin_temp)(nvmlDevice_t, nvmlMarginTemperature_v1_t *);
 	nvmlReturn_t (*field_values)(nvmlDevice_t, int, nvmlFieldValue_t *);
@@ -141,6 +142,7 @@ static const struct sym_row sym_rows[] = {
 	SYM(jpg_util, "nvmlDeviceGetJpgUtilization"),
 	SYM(ofa_util, "nvmlDeviceGetOfaUtilization"),
 	SYM(temperature, "nvmlDeviceGetTemperature"),
+	SYM(temperature_v, "nvmlDeviceGetTemperatureV"),
 	SYM(temp_threshold, "nvmlDeviceGetTemperatureThreshold"),
 	SYM(margin_temp, "nvmlDeviceGetMarginTemperature"),
 	SYM(field_values, "nvmlDeviceGetFieldValues"),
@@ -198,6 +200,7 @@ enum nv_call {
 	NC_JPG,
 	NC_OFA,
 	NC_TEMP,
+	NC_TEMP_V,
 	NC_MARGIN,
 	NC_FIELDS,
 	NC_FAN,
@@ -885,6 +888,16 @@ read_dynamic(struct rd *rd)
 	    a <= 100)
 		dev_set(d, GF_UTIL_OFA, a);
 	RD_U(rd, temperature, NC_TEMP, GF_TEMP_GPU, 1, NVML_TEMPERATURE_GPU);
+	/* the plain call is deprecated in NVML 13; its successor takes a versioned struct */
+	if (!dev_has(d, GF_TEMP_GPU) && can(rd, s->temperature_v, NC_TEMP_V)) {
+		nvmlTemperature_v1_t tv;
+
+		memset(&tv, 0, sizeof(tv));
+		tv.version = nvmlTemperature_v1;
+		tv.sensorType = NVML_TEMPERATURE_GPU;
+		if (got(rd, NC_TEMP_V, s->temperature_v(rd->nd->h, &tv)))
+			dev_set(d, GF_TEMP_GPU, tv.temperature);
+	}
 	memset(&mt, 0, sizeof(mt));
 	mt.version = nvmlMarginTemperature_v1;
 	if (can(rd, s->margin_temp, NC_MARGIN) &&

@@ -240,6 +240,14 @@ typedef struct nvmlProcessUtilizationSample_st {
 	unsigned int decUtil;
 } nvmlProcessUtilizationSample_t;
 
+/* nvmlDeviceGetTemperatureV, which replaces nvmlDeviceGetTemperature in NVML 13 */
+typedef struct nvmlTemperature_v1_st {
+	unsigned int version; /* nvmlTemperature_v1 */
+	nvmlTemperatureSensors_t sensorType;
+	int temperature;
+} nvmlTemperature_v1_t;
+#define nvmlTemperature_v1 NVML_STRUCT_VERSION(sizeof(nvmlTemperature_v1_t), 1)
+
 typedef struct nvmlMarginTemperature_v1_st {
 	unsigned int version; /* nvmlMarginTemperature_v1 */
 	int marginTemperature;
@@ -294,6 +302,7 @@ _Static_assert(sizeof(nvmlProcessInfo_v2_t) == 24, "nvmlProcessInfo_v2_t layout"
 _Static_assert(sizeof(nvmlProcessInfoCc_t) == 32, "nvmlProcessInfoCc_t layout");
 _Static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32, "sample layout");
 _Static_assert(sizeof(nvmlMarginTemperature_v1_t) == 8, "margin layout");
+_Static_assert(nvmlTemperature_v1 == 0x0100000C, "nvmlTemperature_v1 version word");
 _Static_assert(nvmlMarginTemperature_v1 == 0x01000008, "margin version word");
 _Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t layout");
 

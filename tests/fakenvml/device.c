@@ -294,7 +294,7 @@ nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorTyp
 }
 
 FAKE_API nvmlReturn_t
-nvmlDeviceGetTemperatureV(nvmlDevice_t device, struct nvmlTemperature_v1_st *temperature)
+nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_v1_t *temperature)
 {
 	struct call c;
 	nvmlReturn_t rc = call_device(&c, __func__, device);

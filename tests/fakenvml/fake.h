@@ -18,14 +18,7 @@
 /* handles point into a static table, so they survive nvmlShutdown/nvmlInit */
 #define FAKE_MAX_GPUS 64
 
-/* nvmlTemperature_v1_t of nvml.h (API 13), for nvmlDeviceGetTemperatureV */
-struct nvmlTemperature_v1_st {
-	unsigned int version; /* nvmlTemperature_v1 */
-	nvmlTemperatureSensors_t sensorType;
-	int temperature; /* °C */
-};
-#define nvmlTemperature_v1 NVML_STRUCT_VERSION(sizeof(struct nvmlTemperature_v1_st), 1)
-_Static_assert(nvmlTemperature_v1 == 0x0100000C, "nvmlTemperature_v1 version word");
+/* nvmlTemperature_v1_t is in nvml_abi.h */
 
 /*
  * A value expression: what a numeric key is worth at scenario time t.

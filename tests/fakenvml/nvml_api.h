@@ -69,7 +69,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device,
                                                nvmlTemperatureSensors_t sensorType,
                                                unsigned int *temp);
 FAKE_API nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device,
-                                                struct nvmlTemperature_v1_st *temperature);
+                                                nvmlTemperature_v1_t *temperature);
 FAKE_API nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t device,
                                                         nvmlTemperatureThresholds_t thresholdType,
                                                         unsigned int *temp);

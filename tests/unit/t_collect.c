@@ -296,7 +296,8 @@ test_layouts(void)
 		        "[system]\ndriver_version = 470.256.02\n[gpu]\n"
 		        "name = Tesla T4\nmemory_total = 15360 MiB\n"
 		        "memory_reserved = 250 MiB\nmemory_used = 1000 MiB\n"
-		        "fail = nvmlDeviceGetMemoryInfo_v2 ARGUMENT_VERSION_MISMATCH\n";
+		        "fail = nvmlDeviceGetMemoryInfo_v2 ARGUMENT_VERSION_MISMATCH\n"
+		        "temperature = 41\nfail = nvmlDeviceGetTemperature NOT_SUPPORTED\n";
 		char path[64];
 		FILE *f;
 
@@ -314,6 +315,9 @@ test_layouts(void)
 			       round + 1);
 			is_dbl(s.dev[0].v[GF_MEM_USED], 1250.0 * 1048576, 0,
 			       "with used including reserved (sample %d)", round + 1);
+			is_dbl(s.dev[0].v[GF_TEMP_GPU], 41, 0,
+			       "a driver without the deprecated GetTemperature: GetTemperatureV answers (sample %d)",
+			       round + 1);
 			gpu_snapshot_release(&s);
 		}
 		collector_close(c);
