@@ -24,12 +24,17 @@ enum snap_flags {
 	SNAP_PROCS = 1 << 0, /* with processes */
 };
 
+/* Starting the driver and scanning the GPUs may take this many times cfg->timeout. */
+#define CMD_START_TIMEOUT_FACTOR 6
+
 /*
  * Take one snapshot of the GPUs named by ids (NULL: all). On success returns
  * EXIT_OK and fills snap. Otherwise prints one clear line per problem on
  * stderr ("gpuscope: ...") and returns the exit code to use: EXIT_NOGPU
  * with the reason when there is no GPU or no driver, EXIT_USAGE for an id
- * that matches nothing, EXIT_RUNTIME for anything else.
+ * that matches nothing, EXIT_RUNTIME for anything else. When the driver
+ * does not start within CMD_START_TIMEOUT_FACTOR * cfg->timeout, the
+ * program ends with EXIT_RUNTIME and a message.
  */
 int cmd_snapshot(struct gs_config *cfg, const char *ids, unsigned flags, struct gpu_snapshot *snap);
 
