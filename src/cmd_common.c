@@ -67,21 +67,13 @@ watchdog_main(void *arg)
 
 	pthread_mutex_lock(&w->mu);
 	while (!w->done) {
-		double left = deadline - clock_mono();
-
-		if (left <= 0) {
+		if (clock_mono() >= deadline) {
 			cmd_error(
 			        "the GPU driver did not answer within %.1f s while starting (nvmlInit and the first reading of each GPU): it may be hung; look for Xid or 'fallen off the bus' lines in the kernel log ('sudo dmesg')",
 			        w->seconds);
 			_exit(EXIT_RUNTIME);
 		}
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_sec += (time_t)left;
-		ts.tv_nsec += (long)((left - (double)(time_t)left) * 1e9);
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		clock_mono_timespec(&ts, deadline);
 		pthread_cond_timedwait(&w->cv, &w->mu, &ts);
 	}
 	pthread_mutex_unlock(&w->mu);

@@ -366,19 +366,8 @@ collector_sample(struct collector *c, struct gpu_snapshot *snap, unsigned flags,
 			pending += slots[i] && !slots[i]->done;
 		if (!pending || clock_mono() >= deadline)
 			break;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		{
-			double left = deadline - clock_mono();
-
-			if (left > 0.2)
-				left = 0.2;
-			ts.tv_sec += (time_t)left;
-			ts.tv_nsec += (long)((left - (double)(time_t)left) * 1e9);
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
-		}
+		/* each worker signals when it is done */
+		clock_mono_timespec(&ts, deadline);
 		pthread_cond_timedwait(&c->cv, &c->mu, &ts);
 	}
 	for (size_t i = 0; i < c->base.nr_dev; i++)

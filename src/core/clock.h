@@ -12,4 +12,11 @@ double clock_now(const struct gs_config *cfg);
 /* Monotonic seconds, for measuring intervals only. */
 double clock_mono(void);
 
+struct timespec;
+/*
+ * A clock_mono() time as the timespec that pthread_cond_timedwait() takes
+ * for a condition variable on CLOCK_MONOTONIC.
+ */
+void clock_mono_timespec(struct timespec *ts, double mono);
+
 #endif
