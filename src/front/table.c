@@ -107,9 +107,8 @@ header(struct strbuf *sb, const struct gpu_snapshot *snap, const struct term *t)
 	struct tm tm;
 
 	if (snap->simulated) {
-		fmt_styled(
-		        sb, t, ST_INVERSE,
-		        " SIMULATED: a fake NVIDIA driver answers (--demo or a test scenario); these are not real GPUs ");
+		fmt_styled(sb, t, ST_INVERSE,
+		           " SIMULATED: a fake NVIDIA driver answers; these are not real GPUs ");
 		strbuf_addch(sb, '\n');
 	}
 	localtime_r(&s, &tm);
@@ -166,7 +165,7 @@ state_word(enum dev_state st)
 static void
 gpu_identity(struct line *l, const struct gpu_device *d, const struct term *t, size_t name_w)
 {
-	char buf[64], a[16];
+	char buf[64];
 	struct strbuf name = STRBUF_INIT;
 	bool near_cap;
 
@@ -192,9 +191,7 @@ gpu_identity(struct line *l, const struct gpu_device *d, const struct term *t, s
 	near_cap = dev_has(d, GF_POWER_DRAW) && dev_has(d, GF_POWER_LIMIT) &&
 	           d->v[GF_POWER_DRAW] >= 0.97 * d->v[GF_POWER_LIMIT];
 	item(l, t, "Power", pair(buf, sizeof(buf), d, GF_POWER_DRAW, GF_POWER_LIMIT, " W"),
-	     near_cap ? ST_YELLOW : ST_NONE, 19);
-	gap(l);
-	item(l, t, "Fan", val(a, sizeof(a), d, GF_FAN, 0, "%"), ST_NONE, 0);
+	     near_cap ? ST_YELLOW : ST_NONE, 0);
 }
 
 static void
@@ -248,7 +245,8 @@ gpu_activity(struct line *l, const struct gpu_device *d, const struct term *t)
 	item(l, t, "Dec", val(a, sizeof(a), d, GF_UTIL_DEC, 0, "%"), ST_NONE, 8);
 	gap(l);
 	item(l, t, "SM", pair(buf, sizeof(buf), d, GF_CLOCK_SM, GF_CLOCK_MAX_SM, " MHz"), ST_NONE,
-	     0);
+	     20);
+	item(l, t, "Fan", val(a, sizeof(a), d, GF_FAN, 0, "%"), ST_NONE, 0);
 }
 
 static void
@@ -293,12 +291,6 @@ gpu_modes(struct line *l, const struct gpu_device *d, const struct term *t)
 	     : d->v[GF_MIG_MODE]      ? "on"
 	                              : "off",
 	     ST_NONE, 0);
-	if (dev_has(d, GF_COMPUTE_MODE) && d->v[GF_COMPUTE_MODE] != CM_DEFAULT) {
-		const char *cm = compute_mode_key(d->v[GF_COMPUTE_MODE]);
-
-		gap(l);
-		item(l, t, "Compute", cm ? cm : NA, ST_YELLOW, 0);
-	}
 }
 
 /*
@@ -348,16 +340,17 @@ gpu_block(struct strbuf *sb, const struct gpu_device *d, const struct term *t, s
  * with its continuation lines indented under it.
  */
 static void
-alert(struct strbuf *sb, const struct term *t, const char *label, const char *text, enum style st)
+alert(struct strbuf *sb, const struct term *t, size_t margin, const char *label, const char *text,
+      enum style st)
 {
-	size_t indent = 5 + (label ? fmt_width(label) + 1 : 0);
+	size_t indent = margin + (label ? fmt_width(label) + 1 : 0);
 	size_t room = (size_t)t->width > indent + 20 ? (size_t)t->width - indent : 20;
 	struct strbuf chunk = STRBUF_INIT;
 	const char *p = text;
 
-	strbuf_addstr(sb, "     ");
+	strbuf_addchars(sb, ' ', margin);
 	if (label) {
-		fmt_styled(sb, t, ST_DIM, label);
+		fmt_styled(sb, t, margin ? ST_DIM : st, label);
 		strbuf_addch(sb, ' ');
 	}
 	while (*p) {
@@ -393,7 +386,7 @@ gpu_alerts(struct strbuf *sb, const struct gpu_device *d, const struct term *t)
 	struct strbuf line = STRBUF_INIT;
 
 	if (d->state != DEV_OK) {
-		alert(sb, t, NULL, d->state_msg[0] ? d->state_msg : dev_state_key(d->state),
+		alert(sb, t, 5, NULL, d->state_msg[0] ? d->state_msg : dev_state_key(d->state),
 		      ST_RED);
 		return;
 	}
@@ -410,8 +403,21 @@ gpu_alerts(struct strbuf *sb, const struct gpu_device *d, const struct term *t)
 			if (mask & names[i].bit)
 				strbuf_addf(&line, "%s%s", line.len ? ", " : "", names[i].label);
 		if (line.len)
-			alert(sb, t, "Clocks held down:", line.buf,
+			alert(sb, t, 5, "Clocks held down:", line.buf,
 			      mask & bad ? ST_RED : ST_YELLOW);
+	}
+	if (dev_has(d, GF_COMPUTE_MODE) && d->v[GF_COMPUTE_MODE] != CM_DEFAULT) {
+		static const char *const meaning[] = {
+			[CM_EXCLUSIVE_THREAD] =
+			        "exclusive thread: one thread of one process at a time",
+			[CM_PROHIBITED] = "prohibited: no process may use this GPU for compute",
+			[CM_EXCLUSIVE_PROCESS] = "exclusive process: one process at a time",
+		};
+		const char *m = NA;
+
+		if (compute_mode_key(d->v[GF_COMPUTE_MODE]))
+			m = meaning[(int)d->v[GF_COMPUTE_MODE]];
+		alert(sb, t, 5, "Compute mode:", m, ST_YELLOW);
 	}
 	strbuf_reset(&line);
 	if (dev_has(d, GF_ECC_UNCORR_VOLATILE) && d->v[GF_ECC_UNCORR_VOLATILE] > 0)
@@ -434,7 +440,7 @@ gpu_alerts(struct strbuf *sb, const struct gpu_device *d, const struct term *t)
 		        (dev_has(d, GF_ECC_UNCORR_VOLATILE) && d->v[GF_ECC_UNCORR_VOLATILE] > 0) ||
 		        (dev_has(d, GF_REMAP_FAILURE) && d->v[GF_REMAP_FAILURE]);
 
-		alert(sb, t, "ECC:", line.buf, severe ? ST_RED : ST_YELLOW);
+		alert(sb, t, 5, "ECC:", line.buf, severe ? ST_RED : ST_YELLOW);
 	}
 	strbuf_release(&line);
 }
@@ -667,8 +673,8 @@ table_status(struct strbuf *sb, const struct gpu_snapshot *snap, const struct te
 	for (size_t i = 0; i < snap->nr_dev; i++)
 		if (fmt_width(snap->dev[i].name) > name_w)
 			name_w = fmt_width(snap->dev[i].name);
-	if (name_w > 32)
-		name_w = 32;
+	if (name_w > 30)
+		name_w = 30;
 	header(sb, snap, t);
 	for (size_t i = 0; i < snap->nr_dev; i++) {
 		const struct gpu_device *d = &snap->dev[i];
@@ -681,9 +687,7 @@ table_status(struct strbuf *sb, const struct gpu_snapshot *snap, const struct te
 		procs_table(sb, snap, t);
 	if (snap->nr_note) {
 		strbuf_addch(sb, '\n');
-		for (size_t i = 0; i < snap->nr_note; i++) {
-			fmt_styled(sb, t, ST_YELLOW, "note:");
-			strbuf_addf(sb, " %s\n", snap->note[i]);
-		}
+		for (size_t i = 0; i < snap->nr_note; i++)
+			alert(sb, t, 0, "note:", snap->note[i], ST_YELLOW);
 	}
 }
