@@ -39,8 +39,9 @@ cmd_output(const struct strbuf *out, const struct gpu_snapshot *snap)
 		cmd_error("cannot write the output: %s", strerror(errno));
 		return EXIT_RUNTIME;
 	}
+	/* a suspended GPU is saving power, not in trouble */
 	for (size_t i = 0; i < snap->nr_dev; i++)
-		if (snap->dev[i].state != DEV_OK)
+		if (snap->dev[i].state != DEV_OK && snap->dev[i].state != DEV_SUSPENDED)
 			return EXIT_PROBLEMS;
 	return EXIT_OK;
 }
@@ -142,7 +143,7 @@ cmd_snapshot(struct gs_config *cfg, const char *ids, unsigned flags, struct gpu_
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (collector_sample(c, snap, (flags & SNAP_PROCS) ? COLLECT_PROCS : 0, &err) < 0) {
+	if (collector_sample(c, snap, COLLECT_WINDOW | ((flags & SNAP_PROCS) ? COLLECT_PROCS : 0), &err) < 0) {
 		cmd_error("%s", err.msg);
 		rc = EXIT_RUNTIME;
 	}

@@ -12,6 +12,7 @@
 
 const struct backend_ops *const backend_list[] = {
 	&backend_nvml,
+	&backend_drm,
 	NULL,
 };
 
@@ -38,6 +39,20 @@ backend_scan(struct backend *be, struct gpu_snapshot *snap, struct err *err)
 	if (!be->ops->scan)
 		return err_set(err, E_NOTSUP, "%s: cannot list devices", be->ops->name);
 	return be->ops->scan(be, snap, err);
+}
+
+int
+backend_begin_sample(struct backend *be, double now, struct err *err)
+{
+	assert(be);
+	return be->ops->begin_sample ? be->ops->begin_sample(be, now, err) : 0;
+}
+
+bool
+backend_wants_window(struct backend *be)
+{
+	assert(be);
+	return be->ops->wants_window && be->ops->wants_window(be);
 }
 
 int

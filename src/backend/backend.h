@@ -12,6 +12,8 @@
 #ifndef GPUSCOPE_BACKEND_H
 #define GPUSCOPE_BACKEND_H
 
+#include <stdbool.h>
+
 struct err;
 struct gs_config;
 struct gpu_device;
@@ -37,6 +39,18 @@ struct backend_ops {
 	 * its state set.
 	 */
 	int (*scan)(struct backend *be, struct gpu_snapshot *snap, struct err *err);
+	/*
+	 * Optional: once per sample, on the caller's thread, before the devices
+	 * are read: work shared by all of a backend's devices (one walk of
+	 * /proc for DRM clients). now is monotonic seconds.
+	 */
+	int (*begin_sample)(struct backend *be, double now, struct err *err);
+	/*
+	 * Optional: whether some value can only be known from two readings
+	 * (engine busy time, energy counters). A one-shot caller then takes a
+	 * first reading and, a short window later, the one it shows.
+	 */
+	bool (*wants_window)(struct backend *be);
 	/* Fill dev's dynamic fields (and its state, if it failed). */
 	int (*read_device)(struct backend *be, struct gpu_device *dev, struct err *err);
 	/*
@@ -54,10 +68,13 @@ struct backend_ops {
 extern const struct backend_ops *const backend_list[];
 
 extern const struct backend_ops backend_nvml;
+extern const struct backend_ops backend_drm;
 
 int backend_open(const struct backend_ops *ops, const struct gs_config *cfg, struct backend **out,
                  struct err *err);
 int backend_scan(struct backend *be, struct gpu_snapshot *snap, struct err *err);
+int backend_begin_sample(struct backend *be, double now, struct err *err);
+bool backend_wants_window(struct backend *be);
 int backend_read_device(struct backend *be, struct gpu_device *dev, struct err *err);
 int backend_read_procs(struct backend *be, const struct gpu_device *dev, double now,
                        struct gpu_snapshot *out, struct err *err);

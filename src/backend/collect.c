@@ -120,6 +120,12 @@ collector_scan(struct collector *c, struct err *err)
 		if (rc < 0 && rc != E_NODEV)
 			err_set(err, rc, "%s", e.msg);
 	}
+	/*
+	 * One index for all GPUs: NVML's come first, so theirs equal NVML's (and
+	 * nvidia-smi's); the DRM GPUs follow in bus order.
+	 */
+	for (size_t i = 0; i < c->base.nr_dev; i++)
+		c->base.dev[i].index = (unsigned)i;
 	c->selected = xcalloc(c->base.nr_dev ? c->base.nr_dev : 1, sizeof(*c->selected));
 	c->busy = xcalloc(c->base.nr_dev ? c->base.nr_dev : 1, sizeof(*c->busy));
 	for (size_t i = 0; i < c->base.nr_dev; i++)
@@ -328,6 +334,31 @@ collector_sample(struct collector *c, struct gpu_snapshot *snap, unsigned flags,
 	double deadline;
 
 	collector_scan(c, err);
+	if (flags & COLLECT_WINDOW) {
+		bool want = false;
+
+		for (unsigned i = 0; i < c->nr_be; i++)
+			want |= backend_wants_window(c->be[i]);
+		if (want) {
+			struct gpu_snapshot first;
+			struct timespec pause;
+
+			gpu_snapshot_init(&first);
+			collector_sample(c, &first, (flags & ~COLLECT_WINDOW) | COLLECT_NO_ENRICH,
+			                 err);
+			gpu_snapshot_release(&first);
+			pause.tv_sec = (time_t)cfg->window;
+			pause.tv_nsec = (long)((cfg->window - (double)pause.tv_sec) * 1e9);
+			while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
+				;
+		}
+	}
+	for (unsigned i = 0; i < c->nr_be; i++) {
+		struct err e = ERR_INIT;
+
+		if (backend_begin_sample(c->be[i], clock_mono(), &e) < 0 && e.msg[0])
+			gpu_snapshot_note(snap, "%s", e.msg);
+	}
 	snap->time = clock_now(cfg);
 	read_hostname(cfg, snap->hostname, sizeof(snap->hostname));
 	snap->simulated = c->base.simulated || cfg->simulated;
@@ -415,7 +446,7 @@ collector_sample(struct collector *c, struct gpu_snapshot *snap, unsigned flags,
 	free(slots);
 	for (size_t i = 0; i < c->base.nr_note; i++)
 		gpu_snapshot_note(snap, "%s", c->base.note[i]);
-	if ((flags & COLLECT_PROCS) && c->pi)
+	if ((flags & COLLECT_PROCS) && !(flags & COLLECT_NO_ENRICH) && c->pi)
 		procinfo_enrich(c->pi, snap);
 	gpu_snapshot_sort_procs(snap);
 	return 0;

@@ -37,6 +37,13 @@ int collector_select(struct collector *c, const char *ids, struct err *err);
 
 enum collect_flags {
 	COLLECT_PROCS = 1 << 0, /* read processes and enrich them from /proc */
+	/*
+	 * A one-shot sample: when a backend has values that need two readings
+	 * (engine busy time, energy), take a first reading, wait cfg->window
+	 * seconds, then take the sample returned.
+	 */
+	COLLECT_WINDOW = 1 << 1,
+	COLLECT_NO_ENRICH = 1 << 2, /* internal: processes without /proc facts */
 };
 
 /*

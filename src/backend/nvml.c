@@ -872,6 +872,7 @@ read_dynamic(struct rd *rd)
 	}
 	if (can(rd, s->utilization, NC_UTIL) && got(rd, NC_UTIL, s->utilization(rd->nd->h, &ut)) &&
 	    ut.gpu <= 100 && ut.memory <= 100) {
+		str_copy(d->util_source, sizeof(d->util_source), "nvml");
 		dev_set(d, GF_UTIL_GPU, ut.gpu);
 		dev_set(d, GF_UTIL_MEM, ut.memory);
 	}

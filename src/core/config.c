@@ -9,8 +9,11 @@ void
 gs_config_init(struct gs_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->root = "/";
 	cfg->sysfs_root = "/sys";
 	cfg->proc_root = "/proc";
 	cfg->timeout = 5.0;
+	cfg->window = 0.1;
+	cfg->reindex = 5.0;
 	cfg->want_procs = true;
 }

@@ -10,12 +10,15 @@
 #include <stdbool.h>
 
 struct gs_config {
+	const char *root;        /* what stands for /: "/" or --root / GPUSCOPE_ROOT */
 	const char *sysfs_root;  /* "/sys", or GPUSCOPE_SYSFS_ROOT */
 	const char *proc_root;   /* "/proc", or GPUSCOPE_PROC_ROOT */
 	const char *passwd_file; /* NULL: use getpwuid_r(); else a passwd(5) file */
 	const char *nvml_path;   /* GPUSCOPE_NVML: the library to load, or NULL */
 	double fixed_time;       /* GPUSCOPE_CLOCK: seconds since the epoch; 0 = real clock */
 	double timeout;          /* seconds to wait for one device's readings */
+	double window;           /* seconds between the two readings of a one-shot sample */
+	double reindex;          /* seconds between walks of /proc for DRM clients */
 	bool want_procs;         /* read processes */
 	bool simulated;          /* --demo */
 };

@@ -21,6 +21,10 @@ enum gpu_field {
 	GF_MEM_FREE,
 	GF_BAR1_TOTAL,
 	GF_BAR1_USED,
+	GF_MEM_VISIBLE_TOTAL, /* VRAM the CPU can map (AMD: without resizable BAR, 256 MiB) */
+	GF_MEM_VISIBLE_USED,
+	GF_GTT_TOTAL, /* system memory the GPU may map (AMD GTT) */
+	GF_GTT_USED,
 	/* utilisation, percent */
 	GF_UTIL_GPU,
 	GF_UTIL_MEM,
@@ -31,12 +35,14 @@ enum gpu_field {
 	/* temperatures, degrees Celsius */
 	GF_TEMP_GPU,
 	GF_TEMP_MEM,
-	GF_TEMP_MARGIN, /* degrees left before slowdown (nvidia-smi "T.Limit") */
+	GF_TEMP_HOTSPOT, /* hottest point of the die (AMD junction) */
+	GF_TEMP_MARGIN,  /* degrees left before slowdown (nvidia-smi "T.Limit") */
 	GF_TEMP_SLOWDOWN,
 	GF_TEMP_SHUTDOWN,
 	GF_TEMP_GPU_MAX,
 	GF_TEMP_MEM_MAX,
 	GF_FAN, /* percent of maximum */
+	GF_FAN_RPM,
 	/* power, watts; energy, joules */
 	GF_POWER_DRAW,      /* averaged over about 1 s on recent GPUs */
 	GF_POWER_INSTANT,   /* instantaneous */
@@ -49,6 +55,7 @@ enum gpu_field {
 	GF_ENERGY, /* since the driver loaded */
 	/* clocks, MHz */
 	GF_CLOCK_GRAPHICS,
+	GF_CLOCK_GRAPHICS_REQ, /* what the driver asked for (Intel cur_freq) */
 	GF_CLOCK_SM,
 	GF_CLOCK_MEM,
 	GF_CLOCK_VIDEO,
@@ -91,6 +98,10 @@ enum gpu_field {
 	GF_ENC_SESSIONS,
 	GF_ENC_FPS,
 	GF_ENC_LATENCY, /* microseconds */
+	/* AMD RAS, all blocks */
+	GF_RAS_CORR,
+	GF_RAS_UNCORR,
+	GF_VOLTAGE_GFX, /* millivolts */
 	GF__COUNT
 };
 

@@ -126,6 +126,8 @@ dev_state_key(enum dev_state st)
 		return "no_permission";
 	case DEV_ERROR:
 		return "error";
+	case DEV_SUSPENDED:
+		return "suspended";
 	}
 	return "error";
 }

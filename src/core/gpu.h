@@ -30,6 +30,7 @@ enum dev_state {
 	DEV_NOT_RESPONDING, /* did not answer before the deadline */
 	DEV_NO_PERMISSION,  /* cannot be opened by this user */
 	DEV_ERROR,          /* any other failure; see state_msg */
+	DEV_SUSPENDED,      /* in runtime suspend: not woken, so not read */
 };
 
 /* What a lost GPU's state_msg says. */
@@ -39,6 +40,22 @@ enum dev_state {
 /* A bitset wide enough for every enum gpu_field. */
 struct field_set {
 	uint64_t bits[(GF__COUNT + 63) / 64];
+};
+
+/* Most engine classes any driver reports (amdgpu has 8, xe 6). */
+#define GPU_MAX_ENGINES 12
+
+/* Use of one engine class ("gfx", "render", "vcs", ...), percent of its capacity. */
+struct engine_use {
+	char name[24];
+	double percent;
+};
+
+/* The clock levels a GPU may run at (AMD DPM), and the one it is at. */
+struct clock_levels {
+	unsigned nr;
+	uint32_t mhz[16];
+	int current; /* index into mhz, or -1 when none is marked */
 };
 
 struct gpu_device {
@@ -55,11 +72,16 @@ struct gpu_device {
 	char vbios[32];
 	char inforom[32]; /* InfoROM image version */
 	char board_part[80];
-	char brand[32];         /* "Tesla", "GeForce", ... */
-	char architecture[16];  /* "Hopper", ... */
-	char compute_cap[8];    /* "9.0" */
-	char driver[16];        /* kernel driver: "nvidia" */
-	uint32_t pci_device_id; /* (device << 16) | vendor, 0 = unknown */
+	char brand[32];        /* "Tesla", "GeForce", ... */
+	char architecture[16]; /* "Hopper", ... */
+	char compute_cap[8];   /* "9.0" */
+	char driver[16];       /* kernel driver: "nvidia", "amdgpu", "i915", "xe", ... */
+	char card[16];         /* DRM card ("card1"); "" for NVML devices */
+	char unique_id[40];    /* AMD unique_id */
+	char util_source[24]; /* where GF_UTIL_GPU comes from: "nvml", "gpu_busy_percent", "fdinfo",
+	                         ... */
+	char throttle_detail[96]; /* the driver's own names of what holds clocks down */
+	uint32_t pci_device_id;   /* (device << 16) | vendor, 0 = unknown */
 	uint32_t pci_subsys_id;
 	unsigned pci_domain, pci_bus, pci_dev, pci_func;
 	bool pci_valid;
@@ -68,6 +90,11 @@ struct gpu_device {
 	double v[GF__COUNT];
 	struct field_set valid;
 	char mem_source[16]; /* which call gave memory: "v2" or "v1" (used includes reserved) */
+
+	/* engine classes, when the driver reports them (DRM GPUs) */
+	struct engine_use engine[GPU_MAX_ENGINES];
+	unsigned nr_engine;
+	struct clock_levels levels_gfx, levels_mem; /* AMD pp_dpm_sclk, pp_dpm_mclk */
 
 	/* private to the backend that made the device */
 	unsigned backend; /* index in the collector's backend list */
@@ -78,6 +105,7 @@ enum proc_type {
 	PROC_COMPUTE = 1 << 0,
 	PROC_GRAPHICS = 1 << 1,
 	PROC_MPS = 1 << 2, /* listed by the MPS server as one of its clients */
+	PROC_DRM = 1 << 3, /* a DRM client (fdinfo): graphics or compute, the kernel does not say */
 };
 
 enum proc_field {
@@ -94,6 +122,7 @@ enum proc_field {
 	PF_CPU_PERCENT, /* over the window of the sample, or its lifetime */
 	PF_RSS,         /* bytes */
 	PF_START_TIME,  /* seconds since the epoch */
+	PF_SYS_MEM,     /* bytes of system memory mapped for the GPU (GTT, system regions) */
 	PF__COUNT
 };
 
@@ -120,6 +149,9 @@ struct gpu_proc {
 	char *pod;                     /* owned; Kubernetes pod uid, when the cgroup names one */
 	char *cgroup;                  /* owned; the cgroup path it was found in */
 	uint64_t start_ticks;          /* kernel start time, for telling reused pids apart */
+	bool gpu_denied; /* its GPU use could not be read (fdinfo needs ptrace rights) */
+	struct engine_use engine[GPU_MAX_ENGINES];
+	unsigned nr_engine;
 };
 
 struct nvidia_sysinfo {

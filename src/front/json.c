@@ -250,6 +250,45 @@ iso_time(char *buf, size_t size, double t)
 	snprintf(buf, size, "%s.%03dZ", base, (int)((t - floor(t)) * 1000) % 1000);
 }
 
+/* [{"name": "gfx", "utilization_percent": 12.5}, ...]; null when the driver reports none */
+static void
+write_engines(struct jw *w, const struct engine_use *e, unsigned nr)
+{
+	if (!nr) {
+		jw_string(w, "engines", NULL);
+		return;
+	}
+	jw_open(w, "engines", '[');
+	for (unsigned i = 0; i < nr; i++) {
+		jw_open(w, NULL, '{');
+		jw_string(w, "name", e[i].name);
+		jw_number(w, "utilization_percent", !isnan(e[i].percent), e[i].percent, 1);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
+/* {"mhz": [500, 2254], "current": 1}; null when the driver has no levels */
+static void
+write_levels(struct jw *w, const char *key, const struct clock_levels *lv)
+{
+	if (!lv->nr) {
+		jw_string(w, key, NULL);
+		return;
+	}
+	jw_open(w, key, '{');
+	jw_key(w, "mhz");
+	strbuf_addch(w->sb, '[');
+	for (unsigned i = 0; i < lv->nr; i++) {
+		if (i)
+			strbuf_addstr(w->sb, w->pretty ? ", " : ",");
+		json_num(w->sb, lv->mhz[i], 0);
+	}
+	strbuf_addch(w->sb, ']');
+	jw_number(w, "current", lv->current >= 0, lv->current, 0);
+	jw_close(w, '}');
+}
+
 static void
 write_device(struct jw *w, const struct gpu_device *d)
 {
@@ -276,6 +315,13 @@ write_device(struct jw *w, const struct gpu_device *d)
 	jw_string(w, "architecture", d->architecture);
 	jw_string(w, "compute_capability", d->compute_cap);
 	jw_string(w, "memory_source", d->mem_source);
+	jw_string(w, "card", d->card);
+	jw_string(w, "unique_id", d->unique_id);
+	jw_string(w, "utilization_source", d->util_source);
+	jw_string(w, "clock_event_reasons_detail", d->throttle_detail);
+	write_engines(w, d->engine, d->nr_engine);
+	write_levels(w, "clock_graphics_levels_mhz", &d->levels_gfx);
+	write_levels(w, "clock_memory_levels_mhz", &d->levels_mem);
 	for (int f = 0; f < GF__COUNT; f++) {
 		const struct field_info *fi = field_info((enum gpu_field)f);
 
@@ -310,6 +356,8 @@ proc_type_key(unsigned type)
 {
 	if (type & PROC_MPS)
 		return "mps";
+	if (type & PROC_DRM)
+		return "drm";
 	if ((type & PROC_COMPUTE) && (type & PROC_GRAPHICS))
 		return "compute+graphics";
 	if (type & PROC_GRAPHICS)
@@ -373,6 +421,9 @@ write_proc(struct jw *w, const struct gpu_snapshot *snap, const struct gpu_proc 
 		jw_string(w, "container", NULL);
 	}
 	jw_string(w, "cgroup", p->cgroup);
+	jw_number(w, "gpu_system_memory_bytes", proc_has(p, PF_SYS_MEM), p->v[PF_SYS_MEM], 0);
+	jw_string(w, "gpu_info", p->gpu_denied ? "no_permission" : "ok");
+	write_engines(w, p->engine, p->nr_engine);
 	jw_close(w, '}');
 }
 

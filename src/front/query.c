@@ -735,6 +735,8 @@ state_value(enum dev_state st)
 		return "[Insufficient Permissions]";
 	case DEV_ERROR:
 		return "[Unknown Error]";
+	case DEV_SUSPENDED:
+		return "[GPU is suspended]";
 	}
 	return NULL;
 }

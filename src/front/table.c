@@ -155,6 +155,8 @@ state_word(enum dev_state st)
 		return "NO PERMISSION";
 	case DEV_ERROR:
 		return "ERROR";
+	case DEV_SUSPENDED:
+		return "SUSPENDED";
 	case DEV_OK:
 		break;
 	}

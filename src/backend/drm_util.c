@@ -1,0 +1,109 @@
+/*
+ * Small readers the DRM driver modules share: files of a card's device
+ * directory, and hwmon channels found by their labels.
+ */
+#include "drm.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/config.h"
+#include "../core/err.h"
+#include "../core/fileio.h"
+#include "../core/strbuf.h"
+
+/* The first line of a card file, cut at a NUL (some sysfs pages come padded). */
+int
+drm_read_line(const struct gs_config *cfg, const struct drm_card *card, const char *rel, char *buf,
+              size_t size)
+{
+	char path[512];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", card->dev, rel);
+	rc = file_read_line(cfg->sysfs_root, path, buf, size, NULL);
+	if (rc < 0)
+		return rc;
+	buf[strnlen(buf, size)] = '\0';
+	return 0;
+}
+
+int
+drm_read_s64(const struct gs_config *cfg, const struct drm_card *card, const char *rel, int64_t *v)
+{
+	char line[64], *end;
+	long long x;
+	int rc = drm_read_line(cfg, card, rel, line, sizeof(line));
+
+	if (rc < 0)
+		return rc;
+	errno = 0;
+	x = strtoll(line, &end, 0);
+	if (end == line || errno || (*end && *end != ' '))
+		return E_PARSE;
+	*v = x;
+	return 0;
+}
+
+int
+drm_read_u64(const struct gs_config *cfg, const struct drm_card *card, const char *rel, uint64_t *v)
+{
+	char line[64], *end;
+	unsigned long long x;
+	int rc = drm_read_line(cfg, card, rel, line, sizeof(line));
+
+	if (rc < 0)
+		return rc;
+	if (line[0] == '-')
+		return E_PARSE;
+	errno = 0;
+	x = strtoull(line, &end, 0);
+	if (end == line || errno || (*end && *end != ' '))
+		return E_PARSE;
+	*v = x;
+	return 0;
+}
+
+bool
+drm_hwmon(const struct gs_config *cfg, const struct drm_card *card, char *rel, size_t size)
+{
+	char dir[4096], sub[256], best[40] = "";
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(sub, sizeof(sub), "%s/hwmon", card->dev);
+	path_join(dir, sizeof(dir), cfg->sysfs_root, sub);
+	d = opendir(dir);
+	if (!d)
+		return false;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "hwmon", 5) || strlen(de->d_name) >= sizeof(best))
+			continue;
+		/* the lowest number, should a device ever have two */
+		if (!best[0] || strlen(de->d_name) < strlen(best) ||
+		    (strlen(de->d_name) == strlen(best) && strcmp(de->d_name, best) < 0))
+			str_copy(best, sizeof(best), de->d_name);
+	}
+	closedir(d);
+	if (!best[0])
+		return false;
+	snprintf(rel, size, "hwmon/%s", best);
+	return true;
+}
+
+int
+drm_hwmon_channel(const struct gs_config *cfg, const struct drm_card *card, const char *hwmon,
+                  const char *type, const char *label)
+{
+	for (int n = 0; n <= 16; n++) {
+		char rel[128], buf[64];
+
+		snprintf(rel, sizeof(rel), "%s/%s%d_label", hwmon, type, n);
+		if (drm_read_line(cfg, card, rel, buf, sizeof(buf)) == 0 && !strcmp(buf, label))
+			return n;
+	}
+	return -1;
+}
