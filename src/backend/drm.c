@@ -142,15 +142,14 @@ probe_card(const struct gs_config *cfg, const char *name, struct drm_card *card)
 	unsigned long minor = strtoul(name + 4, &end, 10);
 
 	memset(card, 0, sizeof(*card));
-	if (*end || end == name + 4)
+	if (*end || end == name + 4 || strlen(name) >= sizeof(card->name))
 		return false; /* "card1-DP-1" is a connector */
 	str_copy(card->name, sizeof(card->name), name);
 	card->minor = (unsigned)minor;
-	snprintf(card->dev, sizeof(card->dev), "class/drm/%s/device", name);
+	snprintf(card->dev, sizeof(card->dev), "class/drm/%s/device", card->name);
 	snprintf(rel, sizeof(rel), "%s/driver", card->dev);
 	link_base(cfg, rel, card->driver, sizeof(card->driver));
-	snprintf(rel, sizeof(rel), "class/drm/%s/device", name);
-	link_base(cfg, rel, card->platform, sizeof(card->platform));
+	link_base(cfg, card->dev, card->platform, sizeof(card->platform));
 	if (!strcmp(card->driver, "nvidia") || !strcmp(card->driver, "nvidia-drm"))
 		return false; /* NVML's */
 	if (is_display_only(card->driver))
@@ -283,7 +282,7 @@ default_name(const struct gs_config *cfg, const struct drm_card *card, struct gp
 		snprintf(dev->name, sizeof(dev->name), "GPU %04x:%04x (%s)", card->vendor,
 		         card->device, card->driver[0] ? card->driver : "no driver");
 	else
-		snprintf(dev->name, sizeof(dev->name), "%s GPU %s",
+		snprintf(dev->name, sizeof(dev->name), "%.24s GPU %.48s",
 		         card->driver[0] ? card->driver : "DRM", card->platform);
 }
 
