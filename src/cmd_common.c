@@ -143,7 +143,8 @@ cmd_snapshot(struct gs_config *cfg, const char *ids, unsigned flags, struct gpu_
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (collector_sample(c, snap, COLLECT_WINDOW | ((flags & SNAP_PROCS) ? COLLECT_PROCS : 0), &err) < 0) {
+	if (collector_sample(c, snap, COLLECT_WINDOW | ((flags & SNAP_PROCS) ? COLLECT_PROCS : 0),
+	                     &err) < 0) {
 		cmd_error("%s", err.msg);
 		rc = EXIT_RUNTIME;
 	}

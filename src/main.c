@@ -36,6 +36,7 @@ static const char help_text[] =
         "  -i, --id=ID,...     only these GPUs: index, UUID (or a unique prefix), or PCI bus id\n"
         "      --no-processes  do not list processes\n"
         "      --color=WHEN    auto (default: on a terminal, unless NO_COLOR is set), always, never\n"
+        "      --root=DIR      read the machine from DIR/sys and DIR/proc (a saved tree, a chroot)\n"
         "      --timeout=SEC   give up on a GPU that does not answer within SEC seconds (default 5;\n"
         "                      starting the driver may take 6 times as long)\n"
         "\n"
@@ -56,6 +57,7 @@ static const char help_text[] =
         "\n"
         "environment:\n"
         "  GPUSCOPE_NVML=PATH  load this libnvidia-ml.so.1 instead of the system's\n"
+        "  GPUSCOPE_ROOT=DIR   read /sys and /proc under DIR (as --root)\n"
         "  NO_COLOR            no colour\n"
         "\n"
         "exit status: 0 ok; 1 shown, but a GPU is lost or not responding; 2 usage error;\n"
@@ -69,6 +71,8 @@ config_from_env(struct gs_config *cfg)
 {
 	const char *v;
 
+	if ((v = getenv("GPUSCOPE_ROOT")) && *v)
+		gs_config_set_root(cfg, v);
 	if ((v = getenv("GPUSCOPE_NVML")) && *v)
 		cfg->nvml_path = v;
 	if ((v = getenv("GPUSCOPE_SYSFS_ROOT")) && *v)
@@ -105,6 +109,17 @@ main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--demo")) {
 			demo = true;
+		} else if (!strcmp(argv[i], "--root") || !strncmp(argv[i], "--root=", 7)) {
+			const char *dir = argv[i][6] == '=' ? argv[i] + 7
+			                  : i + 1 < argc    ? argv[++i]
+			                                    : NULL;
+
+			if (!dir || !*dir) {
+				cmd_error("--root needs a directory");
+				free(args);
+				return EXIT_USAGE;
+			}
+			gs_config_set_root(&cfg, dir);
 		} else if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V")) {
 			printf("gpuscope %s\n", GPUSCOPE_VERSION);
 			free(args);
@@ -138,5 +153,6 @@ main(int argc, char **argv)
 	} else
 		rc = cmd_status(n, args, &cfg);
 	free(args);
+	gs_config_release(&cfg);
 	return rc;
 }

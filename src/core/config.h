@@ -21,9 +21,20 @@ struct gs_config {
 	double reindex;          /* seconds between walks of /proc for DRM clients */
 	bool want_procs;         /* read processes */
 	bool simulated;          /* --demo */
+	char *owned[4];          /* strings this config allocated (gs_config_set_root) */
 };
 
 /* Defaults for a real machine. */
 void gs_config_init(struct gs_config *cfg);
+
+/*
+ * Read the machine from a tree that stands for / (--root, GPUSCOPE_ROOT):
+ * sysfs from root/sys, procfs from root/proc, user names from
+ * root/etc/passwd when it exists, pci.ids from root/usr/share/...
+ */
+void gs_config_set_root(struct gs_config *cfg, const char *root);
+
+/* Free what gs_config_set_root() allocated. */
+void gs_config_release(struct gs_config *cfg);
 
 #endif

@@ -208,11 +208,19 @@ gpu_thermal_memory(struct line *l, const struct gpu_device *d, const struct term
 
 	strbuf_addstr(&l->sb, "     ");
 	l->width += 5;
-	if (dev_has(d, GF_TEMP_SLOWDOWN))
+	if (dev_has(d, GF_TEMP_HOTSPOT)) {
+		/* AMD: the edge and the hottest point of the die, which is what throttles */
+		char h[24];
+
+		snprintf(buf, sizeof(buf), "%s hotspot %s",
+		         val(a, sizeof(a), d, GF_TEMP_GPU, 0, deg),
+		         val(h, sizeof(h), d, GF_TEMP_HOTSPOT, 0, deg));
+	} else if (dev_has(d, GF_TEMP_SLOWDOWN)) {
 		snprintf(buf, sizeof(buf), "%s (slowdown %.0f%s)",
 		         val(a, sizeof(a), d, GF_TEMP_GPU, 0, deg), d->v[GF_TEMP_SLOWDOWN], deg);
-	else
+	} else {
 		snprintf(buf, sizeof(buf), "%s", val(a, sizeof(a), d, GF_TEMP_GPU, 0, deg));
+	}
 	item(l, t, "Temp", buf, temp_style(d), 26);
 	gap(l);
 	if (dev_has(d, GF_MEM_USED) && dev_has(d, GF_MEM_TOTAL)) {
@@ -231,6 +239,12 @@ gpu_thermal_memory(struct line *l, const struct gpu_device *d, const struct term
 		put(l, t, ST_DIM, buf);
 	} else if (!strcmp(d->mem_source, "v1")) {
 		put(l, t, ST_DIM, " (used includes reserved)");
+	} else if (dev_has(d, GF_GTT_USED) && dev_has(d, GF_GTT_TOTAL)) {
+		/* an APU keeps most of its data in system memory mapped for the GPU */
+		snprintf(buf, sizeof(buf), " GTT %.0f / %.0f MiB",
+		         floor(d->v[GF_GTT_USED] / 1048576.0),
+		         floor(d->v[GF_GTT_TOTAL] / 1048576.0));
+		put(l, t, ST_DIM, buf);
 	}
 }
 
@@ -381,6 +395,26 @@ alert(struct strbuf *sb, const struct term *t, size_t margin, const char *label,
 	strbuf_release(&chunk);
 }
 
+/* The engine classes a DRM driver reports, busiest use first as it comes. */
+static void
+gpu_engines(struct strbuf *sb, const struct gpu_device *d, const struct term *t)
+{
+	struct strbuf line = STRBUF_INIT;
+
+	if (d->state != DEV_OK || !d->nr_engine)
+		return;
+	for (unsigned i = 0; i < d->nr_engine; i++) {
+		if (i)
+			strbuf_addstr(&line, "  ");
+		if (isnan(d->engine[i].percent))
+			strbuf_addf(&line, "%s -", d->engine[i].name);
+		else
+			strbuf_addf(&line, "%s %.0f%%", d->engine[i].name, d->engine[i].percent);
+	}
+	alert(sb, t, 5, "Engines", line.buf, ST_NONE);
+	strbuf_release(&line);
+}
+
 /* Lines that appear only when something needs attention. */
 static void
 gpu_alerts(struct strbuf *sb, const struct gpu_device *d, const struct term *t)
@@ -404,6 +438,8 @@ gpu_alerts(struct strbuf *sb, const struct gpu_device *d, const struct term *t)
 		for (unsigned i = 0; i < nr; i++)
 			if (mask & names[i].bit)
 				strbuf_addf(&line, "%s%s", line.len ? ", " : "", names[i].label);
+		if (line.len && d->throttle_detail[0])
+			strbuf_addf(&line, " (%s)", d->throttle_detail);
 		if (line.len)
 			alert(sb, t, 5, "Clocks held down:", line.buf,
 			      mask & bad ? ST_RED : ST_YELLOW);
@@ -452,6 +488,8 @@ table_proc_type(unsigned type)
 {
 	if (type & PROC_MPS)
 		return "M";
+	if ((type & PROC_DRM) && !(type & PROC_COMPUTE))
+		return "D";
 	if ((type & PROC_COMPUTE) && (type & PROC_GRAPHICS))
 		return "C+G";
 	if (type & PROC_GRAPHICS)
@@ -484,7 +522,7 @@ struct pcol_def {
 static const struct pcol_def pcols[PC__COUNT] = {
 	[PC_GPU] = { "GPU", 3, true },         [PC_PID] = { "PID", 7, true },
 	[PC_TYPE] = { "Type", 4, false },      [PC_USER] = { "User", 8, false },
-	[PC_GPUMEM] = { "GPU-Mem", 9, true },  [PC_SM] = { "SM%", 3, true },
+	[PC_GPUMEM] = { "GPU-Mem", 9, true },  [PC_SM] = { "GPU%", 4, true },
 	[PC_ENCDEC] = { "Enc/Dec", 7, true },  [PC_CPU] = { "CPU%", 5, true },
 	[PC_RSS] = { "RSS", 6, true },         [PC_TIME] = { "Time", 8, true },
 	[PC_CTR] = { "Container", 12, false },
@@ -514,13 +552,20 @@ proc_cell(char *buf, size_t size, const struct gpu_snapshot *snap, const struct 
 		                                        : NA);
 		break;
 	case PC_GPUMEM:
-		if (proc_has(p, PF_GPU_MEM))
+		/* device memory; on an integrated GPU, the system memory it maps */
+		if (p->gpu_denied)
+			snprintf(buf, size, "?");
+		else if (proc_has(p, PF_GPU_MEM))
 			fmt_mib(buf, size, p->v[PF_GPU_MEM]);
+		else if (proc_has(p, PF_SYS_MEM))
+			fmt_mib(buf, size, p->v[PF_SYS_MEM]);
 		else
 			snprintf(buf, size, NA);
 		break;
 	case PC_SM:
-		if (proc_has(p, PF_SM_UTIL))
+		if (p->gpu_denied)
+			snprintf(buf, size, "?");
+		else if (proc_has(p, PF_SM_UTIL))
 			snprintf(buf, size, "%.0f", p->v[PF_SM_UTIL]);
 		else
 			snprintf(buf, size, NA);
@@ -683,6 +728,7 @@ table_status(struct strbuf *sb, const struct gpu_snapshot *snap, const struct te
 
 		strbuf_addch(sb, '\n');
 		gpu_block(sb, d, t, name_w);
+		gpu_engines(sb, d, t);
 		gpu_alerts(sb, d, t);
 	}
 	if (with_procs)
