@@ -45,9 +45,10 @@ struct slot {
 struct collector {
 	const struct gs_config *cfg;
 	struct backend *be[MAX_BACKENDS];
+	unsigned be_order[MAX_BACKENDS]; /* each one's place in backend_list */
 	unsigned nr_be;
-	char **reasons; /* NULL-terminated */
-	size_t nr_reasons, alloc_reasons;
+	char *why[MAX_BACKENDS];               /* per place in backend_list: why it found no GPU */
+	const char *reasons[MAX_BACKENDS + 1]; /* NULL-terminated, in backend_list order */
 	bool no_driver;
 	bool scanned;
 	struct gpu_snapshot base; /* identity and static fields from the scan */
@@ -61,12 +62,19 @@ struct collector {
 
 static void collector_destroy(struct collector *c);
 
+/* The reasons keep backend_list's order, whichever step found them. */
 static void
-add_reason(struct collector *c, const char *msg)
+add_reason(struct collector *c, unsigned order, const char *msg)
 {
-	ALLOC_GROW(c->reasons, c->nr_reasons + 2, c->alloc_reasons);
-	c->reasons[c->nr_reasons++] = xstrdup(msg);
-	c->reasons[c->nr_reasons] = NULL;
+	size_t n = 0;
+
+	if (order >= MAX_BACKENDS || c->why[order])
+		return;
+	c->why[order] = xstrdup(msg);
+	for (unsigned i = 0; i < MAX_BACKENDS; i++)
+		if (c->why[i])
+			c->reasons[n++] = c->why[i];
+	c->reasons[n] = NULL;
 }
 
 int
@@ -83,17 +91,16 @@ collector_open(const struct gs_config *cfg, struct collector **out, struct err *
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->cv, &ca);
 	pthread_condattr_destroy(&ca);
-	ALLOC_GROW(c->reasons, 1, c->alloc_reasons);
-	c->reasons[0] = NULL;
 	for (size_t i = 0; backend_list[i] && c->nr_be < MAX_BACKENDS; i++) {
 		struct err e = ERR_INIT;
 		struct backend *be;
 
 		if (backend_open(backend_list[i], cfg, &be, &e) < 0) {
-			add_reason(c, e.msg[0] ? e.msg : backend_list[i]->name);
+			add_reason(c, (unsigned)i, e.msg[0] ? e.msg : backend_list[i]->name);
 			continue;
 		}
 		be->id = c->nr_be;
+		c->be_order[c->nr_be] = (unsigned)i;
 		c->be[c->nr_be++] = be;
 	}
 	c->no_driver = c->nr_be == 0;
@@ -116,7 +123,7 @@ collector_scan(struct collector *c, struct err *err)
 		int rc = backend_scan(c->be[i], &c->base, &e);
 
 		if (rc < 0 || c->base.nr_dev == before)
-			add_reason(c, e.msg[0] ? e.msg : "no GPU found");
+			add_reason(c, c->be_order[i], e.msg[0] ? e.msg : "no GPU found");
 		if (rc < 0 && rc != E_NODEV)
 			err_set(err, rc, "%s", e.msg);
 	}
@@ -142,7 +149,7 @@ collector_count(const struct collector *c)
 const char *const *
 collector_reasons(const struct collector *c)
 {
-	return (const char *const *)c->reasons;
+	return c->reasons;
 }
 
 bool
@@ -477,9 +484,8 @@ collector_destroy(struct collector *c)
 {
 	for (unsigned i = 0; i < c->nr_be; i++)
 		backend_close(c->be[i]);
-	for (size_t i = 0; i < c->nr_reasons; i++)
-		free(c->reasons[i]);
-	free(c->reasons);
+	for (unsigned i = 0; i < MAX_BACKENDS; i++)
+		free(c->why[i]);
 	free(c->selected);
 	free(c->busy);
 	procinfo_free(c->pi);

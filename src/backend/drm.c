@@ -39,10 +39,30 @@ static const struct drm_module *const modules[] = {
  * displays. Listing them would put "ASPEED Graphics" in every GPU table.
  */
 static const char *const display_only[] = {
-	"ast",       "mgag200", "simpledrm",   "simple-framebuffer",
-	"efifb",     "ofdrm",   "vkms",        "bochs-drm",
-	"bochs",     "cirrus",  "cirrus-qemu", "hyperv_drm",
-	"vboxvideo", "udl",     "gm12u320",    "hx8357d",
+	"ast",
+	"mgag200",
+	"simpledrm",
+	"simple-framebuffer",
+	"efifb",
+	"ofdrm",
+	"vkms",
+	"bochs-drm",
+	"bochs",
+	"cirrus",
+	"cirrus-qemu",
+	"hyperv_drm",
+	"vboxvideo",
+	"udl",
+	"gm12u320",
+	"hx8357d",
+	/* SoC display controllers; the GPU beside them has a card of its own */
+	"rockchip-drm",
+	"sun4i-drm",
+	"meson-drm",
+	"mediatek-drm",
+	"imx-drm",
+	"tidss",
+	"exynos-drm",
 };
 
 struct drm_gpu {
@@ -186,17 +206,6 @@ cmp_gpu(const void *a, const void *b)
 	return x->minor < y->minor ? -1 : x->minor > y->minor;
 }
 
-static bool
-suspended(const struct gs_config *cfg, const struct drm_card *card)
-{
-	char st[32];
-
-	/* reading runtime_status does not wake the device; anything else might */
-	if (drm_read_line(cfg, card, "power/runtime_status", st, sizeof(st)) < 0)
-		return false; /* no runtime PM: always on */
-	return !strcmp(st, "suspended") || !strcmp(st, "suspending");
-}
-
 static void
 drm_close(struct backend *be)
 {
@@ -314,15 +323,6 @@ fill_identity(const struct drm_gpu *g, struct gpu_device *dev, unsigned be_id, u
 	}
 }
 
-static void
-mark_suspended(struct gpu_device *dev)
-{
-	gpu_device_clear_readings(dev);
-	dev->state = DEV_SUSPENDED;
-	str_copy(dev->state_msg, sizeof(dev->state_msg),
-	         "in runtime suspend (power saving): not woken up to be read");
-}
-
 static int
 drm_scan(struct backend *be, struct gpu_snapshot *snap, struct err *err)
 {
@@ -334,8 +334,8 @@ drm_scan(struct backend *be, struct gpu_snapshot *snap, struct err *err)
 		struct gpu_device *dev = gpu_snapshot_add_dev(snap);
 
 		fill_identity(g, dev, be->id, (unsigned)i);
-		if (suspended(d->cfg, &g->card)) {
-			mark_suspended(dev);
+		if (drm_suspended(d->cfg, &g->card)) {
+			drm_mark_suspended(dev);
 		} else {
 			g->mod->scan(d->cfg, &g->card, dev, &g->priv);
 			g->scanned = true;
@@ -412,10 +412,19 @@ drm_wants_window(struct backend *be)
 {
 	struct drm *d = container_of(be, struct drm, base);
 
-	/* engine use of every DRM GPU is a rate over two fdinfo readings */
-	for (size_t i = 0; i < d->nr; i++)
-		if (!suspended(d->cfg, &d->gpu[i].card))
+	/*
+	 * engine use of every DRM GPU is a rate over two fdinfo readings, and
+	 * some modules have counters of their own (energy, PMU)
+	 */
+	for (size_t i = 0; i < d->nr; i++) {
+		const struct drm_gpu *g = &d->gpu[i];
+
+		if (drm_suspended(d->cfg, &g->card))
+			continue;
+		if (d->cfg->want_procs || !g->mod->wants_window ||
+		    g->mod->wants_window(&g->card, g->priv))
 			return true;
+	}
 	return false;
 }
 
@@ -432,8 +441,8 @@ drm_read_device(struct backend *be, struct gpu_device *dev, struct err *err)
 	if (dev->handle >= d->nr)
 		return E_NODEV;
 	g = &d->gpu[dev->handle];
-	if (suspended(d->cfg, &g->card)) {
-		mark_suspended(dev);
+	if (drm_suspended(d->cfg, &g->card)) {
+		drm_mark_suspended(dev);
 		return 0;
 	}
 	if (dev->state == DEV_SUSPENDED) {
@@ -450,6 +459,9 @@ drm_read_device(struct backend *be, struct gpu_device *dev, struct err *err)
 	}
 	engines_from_clients(d, &g->card, dev);
 	rc = g->mod->read(d->cfg, &g->card, g->priv, dev);
+	if (dev->state == DEV_SUSPENDED)
+		return rc; /* it went to sleep while being read */
+	drm_read_pcie(d->cfg, &g->card, dev);
 	/* no busy figure of its own: the busiest engine of the clients we can see */
 	if (!dev_has(dev, GF_UTIL_GPU) && dev->nr_engine) {
 		double best = NAN;
@@ -461,6 +473,9 @@ drm_read_device(struct backend *be, struct gpu_device *dev, struct err *err)
 		if (!isnan(best)) {
 			dev_set(dev, GF_UTIL_GPU, best);
 			str_copy(dev->util_source, sizeof(dev->util_source), "fdinfo");
+			if (g->mod->util_note && g->mod->util_note(&g->card, g->priv))
+				str_copy(dev->util_note, sizeof(dev->util_note),
+				         g->mod->util_note(&g->card, g->priv));
 		}
 	}
 	return rc;
@@ -474,6 +489,10 @@ keep_static(struct gpu_device *dev, const struct gpu_device *s)
 		if (field_info((enum gpu_field)f)->kind == FK_STATIC &&
 		    dev_has(s, (enum gpu_field)f) && !dev_has(dev, (enum gpu_field)f))
 			dev_set(dev, (enum gpu_field)f, s->v[f]);
+	if (!dev->name[0] || strcmp(dev->name, s->name))
+		str_copy(dev->name, sizeof(dev->name), s->name);
+	if (!dev->serial[0])
+		str_copy(dev->serial, sizeof(dev->serial), s->serial);
 	if (!dev->vbios[0])
 		str_copy(dev->vbios, sizeof(dev->vbios), s->vbios);
 	if (!dev->unique_id[0])

@@ -53,6 +53,11 @@ struct drm_module {
 	/* Dynamic facts into dev. Never called while the card is suspended. */
 	int (*read)(const struct gs_config *cfg, const struct drm_card *card, void *priv,
 	            struct gpu_device *dev);
+	/*
+	 * Optional: why the module could not measure the GPU's busy time itself
+	 * (shown when drm.c falls back to fdinfo), or NULL.
+	 */
+	const char *(*util_note)(const struct drm_card *card, void *priv);
 	/* Optional: some value of this card needs two readings (energy, PMU counters). */
 	bool (*wants_window)(const struct drm_card *card, void *priv);
 	/*
@@ -81,6 +86,26 @@ int drm_read_s64(const struct gs_config *cfg, const struct drm_card *card, const
                  int64_t *v);
 int drm_read_line(const struct gs_config *cfg, const struct drm_card *card, const char *rel,
                   char *buf, size_t size);
+
+/*
+ * Is the card in runtime suspend? Reading its runtime_status does not wake
+ * it; reading anything else of it may, so check this first.
+ */
+bool drm_suspended(const struct gs_config *cfg, const struct drm_card *card);
+
+/* Mark dev suspended, without readings (its identity stays). */
+void drm_mark_suspended(struct gpu_device *dev);
+
+/* The PCIe generation of a transfer rate ("16.0 GT/s PCIe", 16.0), or -1. */
+int drm_pcie_gen(const char *speed);
+int drm_pcie_gen_of(double gts);
+
+/*
+ * The PCIe link of a PCI card from the device's own attributes
+ * (current_link_speed/width, max_link_speed/width), for any driver.
+ */
+void drm_read_pcie(const struct gs_config *cfg, const struct drm_card *card,
+                   struct gpu_device *dev);
 
 /*
  * The card's hwmon directory, relative to its device directory

@@ -13,7 +13,9 @@
 #include "../core/config.h"
 #include "../core/err.h"
 #include "../core/fileio.h"
+#include "../core/gpu.h"
 #include "../core/strbuf.h"
+#include "../core/xalloc.h"
 
 /* The first line of a card file, cut at a NUL (some sysfs pages come padded). */
 int
@@ -106,4 +108,95 @@ drm_hwmon_channel(const struct gs_config *cfg, const struct drm_card *card, cons
 			return n;
 	}
 	return -1;
+}
+
+bool
+drm_suspended(const struct gs_config *cfg, const struct drm_card *card)
+{
+	char st[32];
+
+	/* no runtime PM (the file is absent) means always on */
+	return drm_read_line(cfg, card, "power/runtime_status", st, sizeof(st)) == 0 &&
+	       (!strcmp(st, "suspended") || !strcmp(st, "suspending"));
+}
+
+void
+drm_mark_suspended(struct gpu_device *dev)
+{
+	gpu_device_clear_readings(dev);
+	dev->state = DEV_SUSPENDED;
+	str_copy(dev->state_msg, sizeof(dev->state_msg),
+	         "in runtime suspend (power saving): not woken up to be read");
+}
+
+int
+drm_pcie_gen_of(double gts)
+{
+	/* the transfer rate of each generation; 1 is 2.5 GT/s */
+	static const double rate[] = { 2.5, 5, 8, 16, 32, 64, 128 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(rate); i++)
+		if (gts > rate[i] - 0.05 && gts < rate[i] + 0.05)
+			return (int)i + 1;
+	return -1;
+}
+
+int
+drm_pcie_gen(const char *speed)
+{
+	char *end;
+	double gts = strtod(speed, &end);
+
+	if (end == speed)
+		return -1;
+	while (*end == ' ')
+		end++;
+	if (strncmp(end, "GT/s", 4))
+		return -1;
+	return drm_pcie_gen_of(gts);
+}
+
+static int
+pcie_gen_file(const struct gs_config *cfg, const struct drm_card *card, const char *rel)
+{
+	char buf[64];
+
+	if (drm_read_line(cfg, card, rel, buf, sizeof(buf)) < 0)
+		return -1;
+	return drm_pcie_gen(buf);
+}
+
+/* A width; 0 is what an integrated GPU without a real link says: unknown. */
+static void
+pcie_width_file(const struct gs_config *cfg, const struct drm_card *card, const char *rel,
+                struct gpu_device *dev, enum gpu_field f)
+{
+	uint64_t v;
+
+	if (drm_read_u64(cfg, card, rel, &v) == 0 && v > 0 && v <= 32)
+		dev_set(dev, f, (double)v);
+}
+
+void
+drm_read_pcie(const struct gs_config *cfg, const struct drm_card *card, struct gpu_device *dev)
+{
+	int gen;
+
+	if (!card->pci)
+		return;
+	gen = pcie_gen_file(cfg, card, "current_link_speed");
+	if (gen > 0)
+		dev_set(dev, GF_PCIE_GEN, gen);
+	pcie_width_file(cfg, card, "current_link_width", dev, GF_PCIE_WIDTH);
+	/*
+	 * max_link_speed is the device's own capability (LnkCap): the device
+	 * maximum, and the best this system reaches as far as the device's
+	 * sysfs tells.
+	 */
+	gen = pcie_gen_file(cfg, card, "max_link_speed");
+	if (gen > 0) {
+		dev_set(dev, GF_PCIE_GEN_MAX, gen);
+		dev_set(dev, GF_PCIE_GEN_DEV_MAX, gen);
+	}
+	pcie_width_file(cfg, card, "max_link_width", dev, GF_PCIE_WIDTH_MAX);
 }

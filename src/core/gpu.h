@@ -80,6 +80,8 @@ struct gpu_device {
 	char unique_id[40];    /* AMD unique_id */
 	char util_source[24]; /* where GF_UTIL_GPU comes from: "nvml", "gpu_busy_percent", "fdinfo",
 	                         ... */
+	char util_note[80]; /* why it does not come from a better source ("PMU: permission denied")
+	                     */
 	char throttle_detail[96]; /* the driver's own names of what holds clocks down */
 	uint32_t pci_device_id;   /* (device << 16) | vendor, 0 = unknown */
 	uint32_t pci_subsys_id;

@@ -318,6 +318,7 @@ write_device(struct jw *w, const struct gpu_device *d)
 	jw_string(w, "card", d->card);
 	jw_string(w, "unique_id", d->unique_id);
 	jw_string(w, "utilization_source", d->util_source);
+	jw_string(w, "utilization_note", d->util_note);
 	jw_string(w, "clock_event_reasons_detail", d->throttle_detail);
 	write_engines(w, d->engine, d->nr_engine);
 	write_levels(w, "clock_graphics_levels_mhz", &d->levels_gfx);

@@ -625,7 +625,7 @@ procs_table(struct strbuf *sb, const struct gpu_snapshot *snap, const struct ter
 	size_t used = 0, cmd_w;
 	/* optional columns in the order they are given up when space runs short */
 	static const enum pcol optional[] = { PC_CTR, PC_ENCDEC, PC_RSS, PC_CPU, PC_TIME };
-	const size_t min_cmd = 18;
+	const size_t min_cmd = 17;
 
 	for (size_t i = 0; i < snap->nr_proc; i++) {
 		const struct gpu_proc *p = &snap->proc[i];

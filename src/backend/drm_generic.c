@@ -1,0 +1,432 @@
+/*
+ * Every other DRM GPU (msm, panfrost, panthor, v3d, etnaviv, lima,
+ * nouveau, ...): a name from the device tree, the clock from devfreq, and
+ * temperature, power and fan from the device's hwmon (or, on a SoC, from a
+ * "gpu" thermal zone). Engines and per-process memory come from fdinfo,
+ * through drm.c. This module matches every card: it is the fallback.
+ */
+#include "drm.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../core/config.h"
+#include "../core/err.h"
+#include "../core/fileio.h"
+#include "../core/gpu.h"
+#include "../core/strbuf.h"
+#include "../core/xalloc.h"
+
+#define PATH_LEN 256
+#define MAX_TZ   4
+
+struct generic {
+	char devfreq[PATH_LEN]; /* the GPU's devfreq directory, relative to the sysfs root */
+	char hwmon[64];         /* relative to the device directory, "" when none */
+	int temp;               /* hwmon temperature channel, -1 when none */
+	bool power, fan;        /* hwmon power1_input, fan1_input */
+	char tz[MAX_TZ][64];    /* thermal zones named "gpu*", relative to the sysfs root */
+	unsigned nr_tz;
+};
+
+/* snprintf() for paths: a path that does not fit is left empty (it names nothing). */
+static bool __attribute__((format(printf, 3, 4)))
+pathf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= size) {
+		buf[0] = '\0';
+		return false;
+	}
+	return true;
+}
+
+static bool
+sys_exists(const struct gs_config *cfg, const char *rel)
+{
+	char path[4096];
+	struct stat st;
+
+	if (!rel[0])
+		return false;
+	return stat(path_join(path, sizeof(path), cfg->sysfs_root, rel), &st) == 0;
+}
+
+static int
+sys_s64(const struct gs_config *cfg, const char *rel, int64_t *v)
+{
+	char line[64], *end;
+	long long x;
+	int rc = file_read_line(cfg->sysfs_root, rel, line, sizeof(line), NULL);
+
+	if (rc < 0)
+		return rc;
+	x = strtoll(line, &end, 10);
+	if (end == line || (*end && *end != ' '))
+		return E_PARSE;
+	*v = x;
+	return 0;
+}
+
+/* --- names from the device tree ----------------------------------------------------------- */
+
+static void
+upper_copy(char *dst, size_t size, const char *src)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < size && src[i]; i++)
+		dst[i] = (char)toupper((unsigned char)src[i]);
+	if (size)
+		dst[i] = '\0';
+}
+
+/*
+ * A marketing-style name for one compatible string, or false when it names
+ * no GPU this module knows ("rockchip,rk3588-mali" is the SoC's glue; the
+ * "arm,mali-..." entry that follows it names the GPU).
+ */
+static bool
+name_of(const char *c, char *name, size_t size)
+{
+	static const struct {
+		const char *compat;
+		const char *name;
+	} families[] = {
+		{ "arm,mali-utgard", "Arm Mali (Utgard)" },
+		{ "arm,mali-midgard", "Arm Mali (Midgard)" },
+		{ "arm,mali-bifrost", "Arm Mali (Bifrost)" },
+		{ "arm,mali-valhall-jm", "Arm Mali (Valhall)" },
+		{ "arm,mali-valhall-csf", "Arm Mali (Valhall CSF)" },
+		{ "vivante,gc", "Vivante GC" },
+	};
+	char up[32];
+	unsigned num, patch;
+	int n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(families); i++)
+		if (!strcmp(c, families[i].compat)) {
+			str_copy(name, size, families[i].name);
+			return true;
+		}
+	if (!strncmp(c, "apple,agx-", 10)) {
+		str_copy(name, size, "Apple AGX");
+		return true;
+	}
+	/* "qcom,adreno-690.0" (chip id 6.9.0.0); newer: "qcom,adreno-43050a01" */
+	if (sscanf(c, "qcom,adreno-%u.%u%n", &num, &patch, &n) == 2 && !c[n]) {
+		snprintf(name, size, "Qualcomm Adreno %u", num);
+		return true;
+	}
+	if (!strncmp(c, "qcom,adreno-", 12) && strlen(c + 12) == 8 &&
+	    strspn(c + 12, "0123456789abcdef") == 8) {
+		snprintf(name, size, "Qualcomm Adreno (chip id %s)", c + 12);
+		return true;
+	}
+	if (sscanf(c, "amd,imageon-%u.%u%n", &num, &patch, &n) == 2 && !c[n]) {
+		snprintf(name, size, "Qualcomm Adreno %u", num);
+		return true;
+	}
+	/* "arm,mali-t860", "arm,mali-400", "arm,mali-450" */
+	if (!strncmp(c, "arm,mali-", 9) && isalnum((unsigned char)c[9]) &&
+	    strspn(c + 9, "0123456789abcdefghijklmnopqrstuvwxyz") == strlen(c + 9) &&
+	    strlen(c + 9) <= 6 && strpbrk(c + 9, "0123456789")) {
+		upper_copy(up, sizeof(up), c + 9);
+		snprintf(name, size, "Arm Mali-%s", up);
+		return true;
+	}
+	/* "brcm,2711-v3d" (Raspberry Pi 4), "brcm,2712-v3d" (Pi 5), "brcm,7268-v3d" */
+	if (sscanf(c, "brcm,%u-v3d%n", &num, &n) == 1 && !c[n]) {
+		snprintf(name, size, "Broadcom V3D (BCM%u)", num);
+		return true;
+	}
+	/* "nvidia,gk20a", "nvidia,gm20b", "nvidia,gp10b": Tegra's GPU, driven by nouveau */
+	if (!strncmp(c, "nvidia,g", 8) && strlen(c + 7) <= 6) {
+		upper_copy(up, sizeof(up), c + 7);
+		snprintf(name, size, "NVIDIA Tegra %s", up);
+		return true;
+	}
+	/* "img,img-axe", "img,img-bxs", "img,img-rogue": the powervr driver */
+	if (!strncmp(c, "img,img-", 8) && c[8] && strlen(c + 8) <= 12) {
+		upper_copy(up, sizeof(up), c + 8);
+		snprintf(name, size, "Imagination PowerVR %s", up);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The GPU name from the compatible strings of the device at dev (relative
+ * to the sysfs root): of_node/compatible (NUL-separated), else the
+ * OF_COMPATIBLE_N lines of uevent.
+ */
+static bool
+dt_name(const struct gs_config *cfg, const char *dev, char *name, size_t size)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char rel[PATH_LEN * 2];
+	bool found = false;
+
+	pathf(rel, sizeof(rel), "%s/of_node/compatible", dev);
+	if (file_read(cfg->sysfs_root, rel, &sb, 1024, NULL) == 0) {
+		for (size_t i = 0; i < sb.len && !found; i += strlen(sb.buf + i) + 1)
+			found = name_of(sb.buf + i, name, size);
+	}
+	pathf(rel, sizeof(rel), "%s/uevent", dev);
+	if (!found && file_read(cfg->sysfs_root, rel, &sb, 4096, NULL) == 0) {
+		char *save = NULL;
+
+		for (char *l = strtok_r(sb.buf, "\n", &save); l && !found;
+		     l = strtok_r(NULL, "\n", &save)) {
+			char *eq = strchr(l, '=');
+
+			if (!strncmp(l, "OF_COMPATIBLE_", 14) && eq && l[14] != 'N')
+				found = name_of(eq + 1, name, size);
+		}
+	}
+	strbuf_release(&sb);
+	return found;
+}
+
+/* --- devfreq and temperatures ------------------------------------------------------------- */
+
+/* The only entry of directory rel, its first when there are several; false when empty. */
+static bool
+first_entry(const struct gs_config *cfg, const char *rel, char *out, size_t size)
+{
+	char dir[4096];
+	struct dirent *de;
+	DIR *d = opendir(path_join(dir, sizeof(dir), cfg->sysfs_root, rel));
+	bool found = false;
+
+	if (!d)
+		return false;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		/* the smallest name, so that the choice does not depend on readdir order */
+		if (!found || strcmp(de->d_name, out) < 0)
+			str_copy(out, size, de->d_name);
+		found = true;
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * A platform GPU's devfreq "<unit address>.gpu" seen from class/devfreq:
+ * where msm keeps it when the DRM card belongs to the display controller
+ * and the GPU is one of its components. Only when there is exactly one.
+ */
+static bool
+gpu_devfreq(const struct gs_config *cfg, char *out, size_t size)
+{
+	char dir[4096];
+	struct dirent *de;
+	DIR *d = opendir(path_join(dir, sizeof(dir), cfg->sysfs_root, "class/devfreq"));
+	unsigned nr = 0;
+
+	if (!d)
+		return false;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (n > 4 && !strcmp(de->d_name + n - 4, ".gpu")) {
+			pathf(out, size, "class/devfreq/%s", de->d_name);
+			nr++;
+		}
+	}
+	closedir(d);
+	return nr == 1;
+}
+
+/* Hz as MHz, rounded: devfreq gives 799999987 Hz for an 800 MHz step. */
+static double
+hz_to_mhz(int64_t hz)
+{
+	return floor((double)hz / 1e6 + 0.5);
+}
+
+/* The highest of available_frequencies (the hardware's), else max_freq (a policy). */
+static void
+devfreq_max(const struct gs_config *cfg, const struct generic *g, struct gpu_device *dev)
+{
+	char rel[PATH_LEN * 2];
+	struct strbuf sb = STRBUF_INIT;
+	int64_t best = 0, v;
+
+	pathf(rel, sizeof(rel), "%s/available_frequencies", g->devfreq);
+	if (file_read(cfg->sysfs_root, rel, &sb, 4096, NULL) == 0) {
+		char *p = sb.buf, *end;
+
+		for (;;) {
+			long long f = strtoll(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (f > best)
+				best = f;
+			p = end;
+		}
+	}
+	strbuf_release(&sb);
+	pathf(rel, sizeof(rel), "%s/max_freq", g->devfreq);
+	if (!best && sys_s64(cfg, rel, &v) == 0 && v > 0)
+		best = v;
+	/* one clock drives the whole GPU: it is also the "SM" clock the table shows */
+	if (best > 0) {
+		dev_set(dev, GF_CLOCK_MAX_GRAPHICS, hz_to_mhz(best));
+		dev_set(dev, GF_CLOCK_MAX_SM, hz_to_mhz(best));
+	}
+}
+
+/* Thermal zones whose type starts with "gpu" ("gpu-thermal", "gpuss0-thermal"). */
+static void
+scan_zones(const struct gs_config *cfg, struct generic *g)
+{
+	char dir[4096];
+	struct dirent *de;
+	DIR *d = opendir(path_join(dir, sizeof(dir), cfg->sysfs_root, "class/thermal"));
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) && g->nr_tz < MAX_TZ) {
+		char rel[PATH_LEN], type[64];
+
+		if (strncmp(de->d_name, "thermal_zone", 12) || strlen(de->d_name) > 40)
+			continue;
+		pathf(rel, sizeof(rel), "class/thermal/%s/type", de->d_name);
+		if (file_read_line(cfg->sysfs_root, rel, type, sizeof(type), NULL) == 0 &&
+		    !strncmp(type, "gpu", 3))
+			pathf(g->tz[g->nr_tz++], sizeof(g->tz[0]), "class/thermal/%s/temp",
+			      de->d_name);
+	}
+	closedir(d);
+}
+
+static void
+scan_hwmon(const struct gs_config *cfg, const struct drm_card *card, struct generic *g)
+{
+	g->temp = -1;
+	if (!drm_hwmon(cfg, card, g->hwmon, sizeof(g->hwmon))) {
+		g->hwmon[0] = '\0';
+		return;
+	}
+	/* the first temperature channel (nouveau: temp1, the GPU core) */
+	for (int i = 1; i <= 8 && g->temp < 0; i++) {
+		char rel[128], path[PATH_LEN];
+
+		pathf(rel, sizeof(rel), "%s/temp%d_input", g->hwmon, i);
+		pathf(path, sizeof(path), "%s/%s", card->dev, rel);
+		if (sys_exists(cfg, path))
+			g->temp = i;
+	}
+	for (int k = 0; k < 2; k++) {
+		char path[PATH_LEN];
+
+		pathf(path, sizeof(path), "%s/%s/%s", card->dev, g->hwmon,
+		      k ? "fan1_input" : "power1_input");
+		*(k ? &g->fan : &g->power) = sys_exists(cfg, path);
+	}
+}
+
+static int
+generic_scan(const struct gs_config *cfg, const struct drm_card *card, struct gpu_device *dev,
+             void **priv)
+{
+	struct generic *g;
+	char rel[PATH_LEN], entry[128];
+
+	if (drm_suspended(cfg, card))
+		return 0; /* drm.c never asks; nothing here would wake the GPU */
+	g = xcalloc(1, sizeof(*g));
+	pathf(rel, sizeof(rel), "%s/devfreq", card->dev);
+	if (first_entry(cfg, rel, entry, sizeof(entry)))
+		pathf(g->devfreq, sizeof(g->devfreq), "%s/devfreq/%s", card->dev, entry);
+	else if (!strncmp(card->driver, "msm", 3) &&
+	         !gpu_devfreq(cfg, g->devfreq, sizeof(g->devfreq)))
+		g->devfreq[0] = '\0';
+	/* a PCI GPU (nouveau) is named by drm.c from pci.ids */
+	if (!card->pci && !dt_name(cfg, card->dev, dev->name, sizeof(dev->name)) && g->devfreq[0]) {
+		/* the card is the display controller's: name the GPU its devfreq belongs to */
+		pathf(rel, sizeof(rel), "%s/device", g->devfreq);
+		if (!dt_name(cfg, rel, dev->name, sizeof(dev->name)))
+			dev->name[0] = '\0';
+	}
+	if (g->devfreq[0])
+		devfreq_max(cfg, g, dev);
+	scan_hwmon(cfg, card, g);
+	/* a SoC's GPU temperature is a thermal zone's; only for what is known to be a GPU */
+	if (g->temp < 0 && !card->pci && (dev->name[0] || g->devfreq[0]))
+		scan_zones(cfg, g);
+	*priv = g;
+	return 0;
+}
+
+static int
+generic_read(const struct gs_config *cfg, const struct drm_card *card, void *priv,
+             struct gpu_device *dev)
+{
+	struct generic *g = priv;
+	char rel[PATH_LEN * 2];
+	int64_t v;
+
+	if (!g || drm_suspended(cfg, card))
+		return 0;
+	if (g->devfreq[0]) {
+		pathf(rel, sizeof(rel), "%s/cur_freq", g->devfreq);
+		if (sys_s64(cfg, rel, &v) == 0 && v >= 0) {
+			dev_set(dev, GF_CLOCK_GRAPHICS, hz_to_mhz(v));
+			dev_set(dev, GF_CLOCK_SM, hz_to_mhz(v));
+		}
+	}
+	if (g->temp >= 0) {
+		pathf(rel, sizeof(rel), "%s/temp%d_input", g->hwmon, g->temp);
+		if (drm_read_s64(cfg, card, rel, &v) == 0)
+			dev_set(dev, GF_TEMP_GPU, (double)v / 1000);
+	}
+	for (unsigned i = 0; i < g->nr_tz; i++)
+		/* the hottest of the GPU's zones (gpuss0, gpuss1, ...) */
+		if (sys_s64(cfg, g->tz[i], &v) == 0 &&
+		    (!dev_has(dev, GF_TEMP_GPU) || (double)v / 1000 > dev->v[GF_TEMP_GPU]))
+			dev_set(dev, GF_TEMP_GPU, (double)v / 1000);
+	pathf(rel, sizeof(rel), "%s/power1_input", g->hwmon);
+	if (g->power && drm_read_s64(cfg, card, rel, &v) == 0 && v >= 0)
+		dev_set(dev, GF_POWER_DRAW, (double)v / 1e6);
+	pathf(rel, sizeof(rel), "%s/fan1_input", g->hwmon);
+	if (g->fan && drm_read_s64(cfg, card, rel, &v) == 0 && v >= 0)
+		dev_set(dev, GF_FAN_RPM, (double)v);
+	return 0;
+}
+
+static bool
+generic_match(const struct drm_card *card)
+{
+	(void)card;
+	return true;
+}
+
+static void
+generic_free(void *priv)
+{
+	free(priv);
+}
+
+const struct drm_module drm_module_generic = {
+	.name = "generic",
+	.match = generic_match,
+	.scan = generic_scan,
+	.read = generic_read,
+	.free = generic_free,
+};

@@ -1,0 +1,1030 @@
+/*
+ * Tests of the DRM fdinfo scanner: every drm-usage-stats key family and
+ * parser trap, written as one-process /proc trees in a temporary directory;
+ * the fixture tests/fixtures/fdinfo-basic (one process per driver, dup'ed
+ * and inherited clients, a DRM file without stats, sysfs links for the
+ * device of a minor) sampled twice with its counters rewritten in between;
+ * the index cache; unreadable fd directories and fdinfo files.
+ *
+ * Times passed to fdinfo_sample() are made up, so every percent below is
+ * computed by hand: Δns / (Δnow × 1e9 × capacity) × 100.
+ */
+#include "backend/fdinfo.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/err.h"
+#include "core/xalloc.h"
+#include "harness.h"
+
+#define EPS 1e-9
+#define MiB 1048576.0
+#define KiB 1024.0
+
+static char fixtures[2048]; /* tests/fixtures */
+static char basic[2100];    /* tests/fixtures/fdinfo-basic */
+static char tmp_dir[256];   /* made by mkdtemp, removed at the end */
+
+/* --- helpers --------------------------------------------------------------- */
+
+static void
+find_fixtures(void)
+{
+	const char *env = getenv("GPUSCOPE_FIXTURES");
+	char *slash;
+
+	if (env && *env) {
+		snprintf(fixtures, sizeof(fixtures), "%s", env);
+	} else {
+		/* __FILE__ is tests/unit/t_fdinfo.c relative to where make ran */
+		snprintf(fixtures, sizeof(fixtures), "%s", __FILE__);
+		slash = strrchr(fixtures, '/');
+		if (slash)
+			*slash = '\0';
+		slash = strrchr(fixtures, '/');
+		if (slash)
+			snprintf(slash, sizeof(fixtures) - (size_t)(slash - fixtures), "/fixtures");
+		else
+			snprintf(fixtures, sizeof(fixtures), "tests/fixtures");
+	}
+	snprintf(basic, sizeof(basic), "%s/fdinfo-basic", fixtures);
+}
+
+static void
+die_errno(const char *what, const char *path)
+{
+	printf("Bail out! %s '%s': %s\n", what, path, strerror(errno));
+	exit(99);
+}
+
+/* buf = a/b, or bail out when it does not fit */
+static void
+join(char *buf, size_t size, const char *a, const char *b)
+{
+	if ((size_t)snprintf(buf, size, "%s/%s", a, b) >= size) {
+		printf("Bail out! path too long: %s/%s\n", a, b);
+		exit(99);
+	}
+}
+
+static void
+make_dir(const char *path)
+{
+	if (mkdir(path, 0755) && errno != EEXIST)
+		die_errno("cannot create", path);
+	chmod(path, 0755);
+}
+
+static void
+write_str(const char *path, const char *s)
+{
+	size_t len = strlen(s);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0 || write(fd, s, len) != (ssize_t)len)
+		die_errno("cannot write", path);
+	close(fd);
+}
+
+static void
+write_at(const char *dir, const char *name, const char *s)
+{
+	char path[8192];
+
+	join(path, sizeof(path), dir, name);
+	write_str(path, s);
+}
+
+static void
+link_at(const char *dir, const char *name, const char *target)
+{
+	char path[8192];
+
+	join(path, sizeof(path), dir, name);
+	unlink(path);
+	if (symlink(target, path))
+		die_errno("cannot link", path);
+}
+
+/* Read a whole small file into a malloc'd string. */
+static char *
+slurp(const char *path)
+{
+	char *buf = calloc(1, 65536);
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (!buf || fd < 0)
+		die_errno("cannot read", path);
+	n = read(fd, buf, 65535);
+	if (n < 0)
+		die_errno("cannot read", path);
+	close(fd);
+	return buf;
+}
+
+/* In the file root/rel, replace the first occurrence of from by to. */
+static void
+rewrite(const char *root, const char *rel, const char *from, const char *to)
+{
+	char path[8192], *text, *hit, *out;
+
+	join(path, sizeof(path), root, rel);
+	text = slurp(path);
+	hit = strstr(text, from);
+	if (!hit) {
+		printf("Bail out! '%s' not in '%s'\n", from, path);
+		exit(99);
+	}
+	out = calloc(1, strlen(text) + strlen(to) + 1);
+	memcpy(out, text, (size_t)(hit - text));
+	strcat(out, to);
+	strcat(out, hit + strlen(from));
+	write_str(path, out);
+	free(out);
+	free(text);
+}
+
+static void
+copy_tree(const char *src, const char *dst)
+{
+	DIR *d = opendir(src);
+	struct dirent *de;
+
+	if (!d)
+		die_errno("cannot open", src);
+	make_dir(dst);
+	for (de = readdir(d); de; de = readdir(d)) {
+		char s[8192], t[8192], link[512];
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		join(s, sizeof(s), src, de->d_name);
+		join(t, sizeof(t), dst, de->d_name);
+		if (lstat(s, &st))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			copy_tree(s, t);
+		} else if (S_ISLNK(st.st_mode)) {
+			ssize_t n = readlink(s, link, sizeof(link) - 1);
+
+			if (n < 0)
+				die_errno("cannot read link", s);
+			link[n] = '\0';
+			if (symlink(link, t))
+				die_errno("cannot link", t);
+		} else {
+			char *text = slurp(s);
+
+			write_str(t, text);
+			free(text);
+		}
+	}
+	closedir(d);
+}
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DNR || flag == FTW_D || flag == FTW_DP)
+		chmod(path, 0755);
+	remove(path);
+	return 0;
+}
+
+static void
+rm_tree(const char *path)
+{
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A fresh directory under tmp_dir. */
+static void
+tmp_path(char *buf, size_t size, const char *name)
+{
+	snprintf(buf, size, "%s/%s", tmp_dir, name);
+	rm_tree(buf);
+}
+
+static void
+write_stat(const char *dir, uint32_t pid, uint64_t start, unsigned flags, char state)
+{
+	char text[512];
+
+	snprintf(text, sizeof(text),
+	         "%u (a (b) c) %c 1 %u %u 0 -1 %u 120 0 0 0 250 50 0 0 20 0 4 0 %" PRIu64
+	         " 104857600 2560 0 0 0\n",
+	         pid, state, pid, pid, flags, start);
+	write_at(dir, "stat", text);
+}
+
+/* root/<pid> with stat, fd/<fd> -> target and, if text, fdinfo/<fd>. */
+static void
+add_proc(const char *root, uint32_t pid, uint64_t start, int fd, const char *target,
+         const char *text)
+{
+	char dir[8192], sub[8300], name[16];
+
+	snprintf(dir, sizeof(dir), "%s/%u", root, pid);
+	make_dir(dir);
+	write_stat(dir, pid, start, 0x400000, 'S');
+	snprintf(sub, sizeof(sub), "%s/fd", dir);
+	make_dir(sub);
+	snprintf(name, sizeof(name), "%d", fd);
+	link_at(sub, name, target);
+	snprintf(sub, sizeof(sub), "%s/fdinfo", dir);
+	make_dir(sub);
+	if (text)
+		write_at(sub, name, text);
+}
+
+static void
+cfg_for(struct gs_config *cfg, const char *proc, const char *sys, double reindex)
+{
+	gs_config_init(cfg);
+	cfg->proc_root = proc;
+	cfg->sysfs_root = sys;
+	cfg->reindex = reindex;
+}
+
+static const struct fdinfo_proc *
+find(const struct fdinfo_scan *s, uint32_t pid)
+{
+	size_t nr;
+	const struct fdinfo_proc *p = fdinfo_procs(s, &nr);
+
+	for (size_t i = 0; i < nr; i++)
+		if (p[i].pid == pid)
+			return &p[i];
+	return NULL;
+}
+
+static double
+engine(const struct fdinfo_proc *p, const char *name)
+{
+	if (!p)
+		return -1;
+	for (unsigned i = 0; i < p->nr_engine; i++)
+		if (!strcmp(p->engine[i].name, name))
+			return p->engine[i].percent;
+	return -1; /* absent: neither a percent nor NaN */
+}
+
+static double
+mem_local(const struct fdinfo_proc *p)
+{
+	return p && p->has_local ? p->mem_local : -1;
+}
+
+static double
+mem_system(const struct fdinfo_proc *p)
+{
+	return p && p->has_system ? p->mem_system : -1;
+}
+
+static int
+sample(struct fdinfo_scan *s, double now)
+{
+	struct err err = ERR_INIT;
+	int rc = fdinfo_sample(s, now, &err);
+
+	if (rc)
+		diag("fdinfo_sample: %s", err.msg);
+	return rc;
+}
+
+/*
+ * One process (pid 42) holding fd 3 on renderD128, sampled once per text
+ * at now = 10, 11, 12, ...: the entry of the last sample goes to *out
+ * (zeroed with pid 0 when there is none). texts end with NULL.
+ */
+static void
+series(const char *name, const char *const *texts, struct fdinfo_proc *out)
+{
+	char root[4096];
+	struct gs_config cfg;
+	struct fdinfo_scan *s;
+	const struct fdinfo_proc *p = NULL;
+
+	tmp_path(root, sizeof(root), name);
+	make_dir(root);
+	cfg_for(&cfg, root, "/nonexistent", 60);
+	s = fdinfo_new(&cfg);
+	for (int i = 0; texts[i]; i++) {
+		add_proc(root, 42, 1000, 3, "/dev/dri/renderD128", texts[i]);
+		sample(s, 10 + i);
+		p = find(s, 42);
+	}
+	memset(out, 0, sizeof(*out));
+	if (p)
+		*out = *p;
+	fdinfo_free(s);
+	rm_tree(root);
+}
+
+static void
+one(const char *name, const char *text, struct fdinfo_proc *out)
+{
+	const char *texts[] = { text, NULL };
+
+	series(name, texts, out);
+}
+
+static void
+two(const char *name, const char *a, const char *b, struct fdinfo_proc *out)
+{
+	const char *texts[] = { a, b, NULL };
+
+	series(name, texts, out);
+}
+
+/* --- key families on strings ------------------------------------------------ */
+
+#define HDR \
+	"pos:\t0\nflags:\t02100002\nmnt_id:\t24\nino:\t77\ndrm-driver:\ttest\ndrm-client-id:\t5\n"
+
+static void
+test_engines(void)
+{
+	struct fdinfo_proc p;
+
+	/* busy ns: the first sample shows nothing, the second Δns / Δnow */
+	one("eng1", HDR "drm-engine-gfx:\t1000000000 ns\n", &p);
+	ok(p.pid == 42 && p.nr_engine == 1 && isnan(engine(&p, "gfx")),
+	   "first sample: the engine is listed, its use NaN");
+	two("eng2", HDR "drm-engine-gfx:\t1000000000 ns\n", HDR "drm-engine-gfx:\t1250000000 ns\n",
+	    &p);
+	is_dbl(engine(&p, "gfx"), 25, EPS, "second sample: 250 ms busy over 1 s is 25 %%");
+	is_str(p.driver, "test", "drm-driver");
+	is_int(p.minor, 128, "minor from the fd link (renderD128)");
+
+	/* capacity divides */
+	two("cap", HDR "drm-engine-video:\t0 ns\ndrm-engine-capacity-video:\t2\n",
+	    HDR "drm-engine-capacity-video:\t2\ndrm-engine-video:\t500000000 ns\n", &p);
+	is_dbl(engine(&p, "video"), 25, EPS, "capacity 2: 500 ms busy over 1 s is 25 %%");
+	ok(engine(&p, "capacity-video") == -1, "drm-engine-capacity-* is not an engine");
+	two("cap0", HDR "drm-engine-video:\t0 ns\ndrm-engine-capacity-video:\t0\n",
+	    HDR "drm-engine-capacity-video:\t0\ndrm-engine-video:\t500000000 ns\n", &p);
+	is_dbl(engine(&p, "video"), 50, EPS, "capacity 0 (never valid) is taken as 1");
+	two("capx", HDR "drm-engine-capacity-ccs:\t4\n", HDR "drm-engine-capacity-ccs:\t4\n", &p);
+	ok(p.nr_engine == 0, "a capacity alone makes no engine");
+
+	/* xe: cycles over total cycles, divided by the capacity */
+	two("xe",
+	    HDR "drm-cycles-ccs:\t100\ndrm-total-cycles-ccs:\t1000\ndrm-engine-capacity-ccs:\t4\n"
+	        "drm-cycles-rcs:\t0\ndrm-total-cycles-rcs:\t1000\n",
+	    HDR "drm-cycles-ccs:\t2100\ndrm-total-cycles-ccs:\t3000\ndrm-engine-capacity-ccs:\t4\n"
+	        "drm-cycles-rcs:\t500\ndrm-total-cycles-rcs:\t3000\n",
+	    &p);
+	is_dbl(engine(&p, "ccs"), 25, EPS, "xe: Δcycles 2000 / Δtotal 2000 / capacity 4 = 25 %%");
+	is_dbl(engine(&p, "rcs"), 25, EPS, "xe: Δcycles 500 / Δtotal 2000 = 25 %%");
+	two("xe-still", HDR "drm-cycles-rcs:\t10\ndrm-total-cycles-rcs:\t1000\n",
+	    HDR "drm-cycles-rcs:\t10\ndrm-total-cycles-rcs:\t1000\n", &p);
+	ok(isnan(engine(&p, "rcs")), "xe: total cycles that did not move give NaN, not 0/0");
+
+	/* ns and cycles: ns wins (msm) */
+	two("msm",
+	    HDR "drm-engine-gpu:\t0 ns\ndrm-cycles-gpu:\t0\ndrm-maxfreq-gpu:\t800000000 Hz\n",
+	    HDR
+	    "drm-engine-gpu:\t400000000 ns\ndrm-cycles-gpu:\t0\ndrm-maxfreq-gpu:\t800000000 Hz\n",
+	    &p);
+	is_dbl(engine(&p, "gpu"), 40, EPS, "msm: busy ns preferred over cycles");
+
+	/* cycles and maxfreq alone */
+	two("maxfreq", HDR "drm-cycles-gpu:\t1000\ndrm-maxfreq-gpu:\t500 MHz\n",
+	    HDR "drm-cycles-gpu:\t250001000\ndrm-maxfreq-gpu:\t500 MHz\n", &p);
+	is_dbl(engine(&p, "gpu"), 50, EPS, "cycles and maxfreq: 250 M cycles at 500 MHz over 1 s");
+	two("maxfreq-k",
+	    HDR "drm-cycles-gpu:\t0\ndrm-maxfreq-gpu:\t250000 kHz\ndrm-engine-capacity-gpu:\t2\n",
+	    HDR "drm-cycles-gpu:\t100000000\ndrm-maxfreq-gpu:\t250000 kHz\n"
+	        "drm-engine-capacity-gpu:\t2\n",
+	    &p);
+	is_dbl(engine(&p, "gpu"), 20, EPS, "cycles, maxfreq in kHz, capacity 2");
+	two("maxfreq-bad", HDR "drm-cycles-gpu:\t0\ndrm-maxfreq-gpu:\t500 parsecs\n",
+	    HDR "drm-cycles-gpu:\t100\ndrm-maxfreq-gpu:\t500 parsecs\n", &p);
+	ok(isnan(engine(&p, "gpu")), "cycles without a usable maxfreq: NaN");
+
+	/* an engine amdgpu starts printing once it has run: it was at 0 */
+	two("late", HDR "drm-engine-gfx:\t0 ns\n",
+	    HDR "drm-engine-gfx:\t0 ns\ndrm-engine-compute:\t300000000 ns\n", &p);
+	is_dbl(engine(&p, "compute"), 30, EPS, "an engine first printed at the second sample");
+	is_dbl(engine(&p, "gfx"), 0, EPS, "an idle engine: 0 %%");
+}
+
+static void
+test_deltas(void)
+{
+	struct fdinfo_proc p;
+	const char *back[] = { HDR "drm-engine-gfx:\t1000000000 ns\n",
+		               HDR "drm-engine-gfx:\t900000000 ns\n",
+		               HDR "drm-engine-gfx:\t1200000000 ns\n", NULL };
+	const char *ahead[] = { HDR "drm-engine-gfx:\t0 ns\n",
+		                HDR "drm-engine-gfx:\t2000000000 ns\n",
+		                HDR "drm-engine-gfx:\t2500000000 ns\n", NULL };
+	const char *xe_back[] = { HDR "drm-cycles-rcs:\t500\ndrm-total-cycles-rcs:\t1000\n",
+		                  HDR "drm-cycles-rcs:\t400\ndrm-total-cycles-rcs:\t2000\n",
+		                  HDR "drm-cycles-rcs:\t1100\ndrm-total-cycles-rcs:\t3000\n",
+		                  NULL };
+
+	series("back2", (const char *const[]){ back[0], back[1], NULL }, &p);
+	ok(isnan(engine(&p, "gfx")), "a counter that steps back: NaN");
+	series("back3", back, &p);
+	is_dbl(engine(&p, "gfx"), 10, EPS,
+	       "... and the next delta starts from the larger previous value (200 ms over 2 s)");
+	series("ahead2", (const char *const[]){ ahead[0], ahead[1], NULL }, &p);
+	ok(isnan(engine(&p, "gfx")), "2 s busy in 1 s: discarded, NaN");
+	series("ahead3", ahead, &p);
+	is_dbl(engine(&p, "gfx"), 50, EPS, "... and the next delta starts from it");
+	two("jitter", HDR "drm-engine-gfx:\t0 ns\n", HDR "drm-engine-gfx:\t1020000000 ns\n", &p);
+	is_dbl(engine(&p, "gfx"), 100, EPS, "2 %% over the time elapsed is read jitter: 100 %%");
+	two("over5", HDR "drm-engine-gfx:\t0 ns\n", HDR "drm-engine-gfx:\t1060000000 ns\n", &p);
+	ok(isnan(engine(&p, "gfx")), "6 %% over the time elapsed: discarded");
+	series("xe-back", xe_back, &p);
+	is_dbl(engine(&p, "rcs"), 30, EPS, "xe cycles stepping back keep the previous reading");
+}
+
+static void
+test_memory(void)
+{
+	struct fdinfo_proc p;
+
+	one("units",
+	    HDR
+	    "drm-resident-vram0:\t1000\ndrm-resident-vram1:\t2 KiB\ndrm-resident-local0:\t3 MiB\n"
+	    "drm-resident-gtt:\t1 GiB\ndrm-resident-system0:\t5 kB\n"
+	    "drm-resident-cpu:\t0 MiB\n",
+	    &p);
+	is_dbl(mem_local(&p), 1000 + 2 * KiB + 3 * MiB, EPS,
+	       "local: bytes, KiB, MiB; vram0, vram1 and local0 add up");
+	is_dbl(mem_system(&p), 1024 * MiB + 5 * KiB, EPS, "system: GiB, kB, and a 0 MiB");
+
+	one("precedence",
+	    HDR "drm-total-vram:\t10 MiB\ndrm-memory-vram:\t5 MiB\ndrm-total-gtt:\t3 MiB\n"
+	        "drm-resident-memory:\t7 MiB\ndrm-memory-memory:\t8 MiB\ndrm-total-memory:\t9 MiB\n"
+	        "drm-shared-memory:\t100 MiB\ndrm-purgeable-memory:\t100 MiB\n"
+	        "drm-active-memory:\t100 MiB\n",
+	    &p);
+	is_dbl(mem_local(&p), 5 * MiB, EPS, "drm-memory- (deprecated) before drm-total-");
+	is_dbl(mem_system(&p), 10 * MiB, EPS,
+	       "drm-resident- first; shared, purgeable, active not added");
+
+	one("classes",
+	    HDR "drm-resident-stolen:\t1 KiB\ndrm-resident-stolen-system0:\t2 KiB\n"
+	        "drm-resident-stolen-local0:\t4 KiB\ndrm-resident-gds:\t1 MiB\n"
+	        "drm-resident-gws:\t1 MiB\ndrm-resident-oa:\t1 MiB\ndrm-resident-doorbell:\t1 MiB\n"
+	        "drm-resident-mmioremap:\t1 MiB\ndrm-resident-vramx:\t1 MiB\n"
+	        "drm-resident-cpu0:\t1 MiB\n",
+	    &p);
+	is_dbl(mem_local(&p), 7 * KiB, EPS, "stolen memory of any kind is device memory");
+	ok(!p.has_system, "on-chip pools and unknown regions are not memory we count");
+
+	one("badunits",
+	    HDR "drm-resident-vram:\t5 MB\ndrm-resident-gtt:\t-5\ndrm-resident-system:\t1 2\n"
+	        "drm-resident-memory:\t99999999999999999999999\n",
+	    &p);
+	ok(!p.has_local && !p.has_system, "unknown units, signs, two numbers, overflow: ignored");
+
+	one("none", HDR "drm-engine-gfx:\t0 ns\n", &p);
+	ok(!p.has_local && !p.has_system && p.mem_local == 0,
+	   "no memory keys: neither kind reported");
+}
+
+static void
+test_traps(void)
+{
+	struct fdinfo_proc p;
+	char big[24 * 1024];
+
+	/* amdgpu's "drm-memory-gtt: \t", CRLF, pasted indentation, no final newline */
+	one("blanks",
+	    " pos:\t0\n drm-driver:  amdgpu \r\n drm-client-id:\t3\r\ndrm-memory-gtt: \t22528 KiB\n"
+	    "drm-memory-vram :\t1 KiB\n\t\tdrm-resident-cpu:  \t 2 KiB \t\ndrm-engine-gfx:\t5 ns",
+	    &p);
+	is_str(p.driver, "amdgpu", "blanks around the value and CR are dropped");
+	is_dbl(mem_system(&p), 22528 * KiB + 2 * KiB, EPS, "space before the tab; leading blanks");
+	is_dbl(mem_local(&p), 1 * KiB, EPS, "a blank before the colon");
+	ok(p.nr_engine == 1, "the last line without a newline is read");
+
+	/* order of keys, unknown and driver-prefixed keys */
+	one("order",
+	    "pasid:\t32785\ndrm-engine-gfx:\t7 ns\nsomething-new:\t12 ns\namd-evicted-vram:\t5 KiB\n"
+	    "amd-requested-vram:\t5 KiB\npanthor-resident-memory:\t10396 KiB\n"
+	    "v3d-jobs-bin:\t98 jobs\ndrm-curfreq-gpu:\t10 Hz\ndrm-client-name:\tfoo\n"
+	    "no colon here\n:\t5\ndrm-driver:\tamdgpu\ndrm-pdev:\t0000:03:00.0\n",
+	    &p);
+	ok(!strcmp(p.driver, "amdgpu") && !strcmp(p.pdev, "0000:03:00.0") && p.nr_engine == 1 &&
+	           !p.has_local && !p.has_system,
+	   "keys in any order; driver-prefixed and unknown keys ignored");
+
+	/* bad engine values */
+	one("badeng",
+	    HDR "drm-engine-a:\tabc ns\ndrm-engine-b:\t5 ms\ndrm-engine-c:\t-5 ns\n"
+	        "drm-engine-d:\t99999999999999999999 ns\ndrm-engine-:\t5 ns\n"
+	        "drm-engine-this-name-is-too-long-for-us:\t5 ns\ndrm-engine-e:\t5\n"
+	        "drm-cycles-f:\t5 cycles\n",
+	    &p);
+	ok(p.nr_engine == 1 && engine(&p, "e") != -1,
+	   "bad numbers, units, empty and long names ignored; a bare number is ns");
+
+	/* more engines than we keep */
+	one("many",
+	    HDR
+	    "drm-engine-e1: 1 ns\ndrm-engine-e2: 1 ns\ndrm-engine-e3: 1 ns\ndrm-engine-e4: 1 ns\n"
+	    "drm-engine-e5: 1 ns\ndrm-engine-e6: 1 ns\ndrm-engine-e7: 1 ns\ndrm-engine-e8: 1 ns\n"
+	    "drm-engine-e9: 1 ns\ndrm-engine-e10: 1 ns\ndrm-engine-e11: 1 ns\n"
+	    "drm-engine-e12: 1 ns\ndrm-engine-e13: 1 ns\ndrm-engine-e14: 1 ns\n",
+	    &p);
+	ok(p.nr_engine == GPU_MAX_ENGINES && engine(&p, "e12") != -1 && engine(&p, "e13") == -1,
+	   "engines past GPU_MAX_ENGINES are dropped");
+
+	/* a file beyond the read cap: what is past it is not read, nothing breaks */
+	snprintf(big, sizeof(big), "%s", HDR);
+	while (strlen(big) < 17000)
+		strcat(big, "amd-padding:\t0 KiB\n");
+	strcat(big, "drm-engine-late:\t5 ns\n");
+	one("big", big, &p);
+	ok(p.pid == 42 && p.nr_engine == 0, "past 16 KiB: not read");
+
+	/* no driver: a DRM file without stats */
+	one("nostats", "pos:\t0\nflags:\t02\nmnt_id:\t2\nino:\t5\n", &p);
+	ok(p.pid == 42 && !p.driver[0] && p.nr_engine == 0 && !p.has_local && !p.denied,
+	   "a DRM file without drm- keys: a GPU user with no figures");
+
+	/* amdgpu of 5.14-5.18 */
+	one("legacy",
+	    "pos:\t0\npdev:\t0000:05:00.0\npasid:\t32784\nvram mem:\t1024 kB\ngtt mem:\t2048 kB\n"
+	    "cpu mem:\t4 kB\ngfx0:\t12.5%\ngfx1:\t3.0%\ncompute0:\t50.25%\ncompute1:\t60 %\n"
+	    "enc_10:\t1.0%\ndec0:\tabc%\njpeg0:\t2\ngfx:\t5%\nfoo0:\t5%\n",
+	    &p);
+	is_str(p.driver, "amdgpu", "legacy: driver amdgpu");
+	is_str(p.pdev, "0000:05:00.0", "legacy: pdev");
+	is_dbl(engine(&p, "gfx"), 15.5, EPS, "legacy: rings of one IP add up, on the first sample");
+	is_dbl(engine(&p, "compute"), 100, EPS, "legacy: clamped to 100");
+	is_dbl(engine(&p, "enc_1"), 1, EPS, "legacy: enc_1 ring 0 is 'enc_10'");
+	ok(engine(&p, "dec") == -1 && engine(&p, "jpeg") == -1 && engine(&p, "foo") == -1,
+	   "legacy: bad percents and unknown IPs ignored");
+	is_dbl(mem_local(&p), 1024 * KiB, EPS, "legacy: vram mem in kB");
+	is_dbl(mem_system(&p), 2052 * KiB, EPS, "legacy: gtt mem + cpu mem");
+}
+
+/* A pid reused by another process: same client id, another start time. */
+static void
+test_pid_reuse(void)
+{
+	char root[4096], dir[4200];
+	struct gs_config cfg;
+	struct fdinfo_scan *s;
+	const struct fdinfo_proc *p;
+
+	tmp_path(root, sizeof(root), "reuse");
+	make_dir(root);
+	snprintf(dir, sizeof(dir), "%s/42", root);
+	cfg_for(&cfg, root, "/nonexistent", 0); /* a walk at every sample reads stat */
+	s = fdinfo_new(&cfg);
+	add_proc(root, 42, 1000, 3, "/dev/dri/renderD128", HDR "drm-engine-gfx:\t0 ns\n");
+	sample(s, 10);
+	add_proc(root, 42, 1000, 3, "/dev/dri/renderD128", HDR "drm-engine-gfx:\t100000000 ns\n");
+	sample(s, 11);
+	p = find(s, 42);
+	is_dbl(engine(p, "gfx"), 10, EPS, "reuse: the same process, 10 %%");
+	write_stat(dir, 42, 5000, 0x400000, 'S');
+	add_proc(root, 42, 5000, 3, "/dev/dri/renderD128", HDR "drm-engine-gfx:\t300000000 ns\n");
+	sample(s, 12);
+	p = find(s, 42);
+	ok(p && p->start_ticks == 5000, "reuse: the new start time");
+	ok(p && isnan(engine(p, "gfx")), "reuse: a new process starts with NaN");
+	add_proc(root, 42, 5000, 3, "/dev/dri/renderD128", HDR "drm-engine-gfx:\t500000000 ns\n");
+	sample(s, 13);
+	is_dbl(engine(find(s, 42), "gfx"), 20, EPS, "reuse: then its own rate");
+	fdinfo_free(s);
+	rm_tree(root);
+}
+
+/* An fd closed and reused between walks: dropped until the next walk finds it again. */
+static void
+test_fd_reuse(void)
+{
+	char root[4096], dir[4200];
+	struct gs_config cfg;
+	struct fdinfo_scan *s;
+
+	tmp_path(root, sizeof(root), "fdreuse");
+	make_dir(root);
+	cfg_for(&cfg, root, "/nonexistent", 5);
+	s = fdinfo_new(&cfg);
+	add_proc(root, 42, 1000, 3, "/dev/dri/renderD128", HDR "drm-engine-gfx:\t0 ns\n");
+	add_proc(root, 43, 1000, 3, "/dev/dri/renderD128",
+	         "pos:\t0\nino:\t50\ndrm-driver:\tx\ndrm-client-id:\t9\n");
+	sample(s, 0);
+	ok(find(s, 42) && find(s, 43), "fd reuse: both found");
+	/* 42's fd 3 is now a plain file (no drm- keys), 43's another file (ino) */
+	add_proc(root, 42, 1000, 3, "/dev/dri/renderD128", "pos:\t0\nflags:\t0\nino:\t77\n");
+	add_proc(root, 43, 1000, 3, "/dev/dri/renderD128",
+	         "pos:\t0\nino:\t51\ndrm-driver:\tx\ndrm-client-id:\t10\n");
+	sample(s, 1);
+	ok(!find(s, 42), "fd reuse: an fd that lost its drm- keys is dropped");
+	ok(!find(s, 43), "fd reuse: an fd whose ino changed is dropped");
+	sample(s, 6);
+	ok(find(s, 42) && !find(s, 42)->driver[0], "fd reuse: the next walk takes it as it is now");
+	ok(find(s, 43) != NULL, "fd reuse: ... and the other");
+
+	/* one process on two GPUs: two entries; a pdev keeps them apart */
+	snprintf(dir, sizeof(dir), "%s/42/fd", root);
+	link_at(dir, "4", "/dev/dri/renderD129");
+	snprintf(dir, sizeof(dir), "%s/42/fdinfo", root);
+	write_at(dir, "3",
+	         "drm-driver:\tamdgpu\ndrm-pdev:\t0000:03:00.0\ndrm-client-id:\t1\n"
+	         "drm-resident-vram:\t1 MiB\n");
+	write_at(dir, "4",
+	         "drm-driver:\tamdgpu\ndrm-pdev:\t0000:04:00.0\ndrm-client-id:\t1\n"
+	         "drm-resident-vram:\t2 MiB\n");
+	sample(s, 12);
+	{
+		size_t nr, n42 = 0;
+		const struct fdinfo_proc *p = fdinfo_procs(s, &nr);
+
+		for (size_t i = 0; i < nr; i++)
+			n42 += p[i].pid == 42;
+		ok(n42 == 2, "two GPUs: two entries for one process");
+		ok(nr >= 2 && p[0].pid == 42 && p[1].pid == 42 &&
+		           !strcmp(p[0].pdev, "0000:03:00.0") && p[0].mem_local == 1 * MiB &&
+		           !strcmp(p[1].pdev, "0000:04:00.0") && p[1].mem_local == 2 * MiB,
+		   "two GPUs: the same client id on two devices is two clients");
+	}
+	fdinfo_free(s);
+	rm_tree(root);
+}
+
+/* --- the fixture ------------------------------------------------------------ */
+
+static void
+check_first(const struct fdinfo_scan *s)
+{
+	static const uint32_t want[] = { 100, 200, 300, 400,  500,  600,
+		                         700, 800, 900, 1100, 1200, 1300 };
+	const struct fdinfo_proc *p;
+	size_t nr;
+
+	p = fdinfo_procs(s, &nr);
+	is_int(nr, ARRAY_SIZE(want), "fixture: one entry per process and device");
+	for (size_t i = 0; i < nr && i < ARRAY_SIZE(want); i++)
+		if (p[i].pid != want[i]) {
+			ok(0, "fixture: entry %zu is pid %u, not %u", i, p[i].pid, want[i]);
+			return;
+		}
+	ok(!find(s, 2) && !find(s, 1000) && !find(s, 301),
+	   "no kernel thread, no process without DRM files, no second holder of a client");
+	ok(!fdinfo_some_denied(s) && fdinfo_nr_denied(s) == 0, "nothing denied");
+
+	p = find(s, 100);
+	ok(p && !strcmp(p->driver, "amdgpu") && !strcmp(p->pdev, "0000:03:00.0") &&
+	           p->start_ticks == 5000 && !p->denied,
+	   "amdgpu: driver, pdev, start time");
+	is_dbl(mem_local(p), 155068 * KiB + 1 * MiB, EPS, "amdgpu: two clients' VRAM add up");
+	is_dbl(mem_system(p), 20 * MiB, EPS, "amdgpu: GTT + cpu; gds and doorbell not counted");
+	ok(p && p->nr_engine == 2 && isnan(engine(p, "gfx")) && isnan(engine(p, "compute")),
+	   "amdgpu: engines listed, NaN on the first sample");
+
+	p = find(s, 200);
+	is_dbl(mem_local(p), 8 * MiB, EPS, "one client behind two fds counts once");
+	is_int(p ? p->minor : -2, 128, "dup: minor");
+
+	p = find(s, 300);
+	ok(p && !strcmp(p->driver, "i915") && p->nr_engine == 4 && !p->has_local && !p->has_system,
+	   "inherited client: given to the lowest pid; i915 without memory keys");
+
+	p = find(s, 400);
+	is_dbl(mem_system(p), 6044 * KiB, EPS, "i915: system0");
+	is_dbl(mem_local(p), 0, EPS, "i915: stolen-system0 is device memory (0 here)");
+
+	p = find(s, 500);
+	is_dbl(mem_local(p), 23992 * KiB, EPS, "xe: vram0 + stolen");
+	is_dbl(mem_system(p), 192 * KiB, EPS, "xe: gtt + system");
+	ok(p && p->nr_engine == 5, "xe: five engine classes");
+
+	p = find(s, 600);
+	ok(p && !p->pdev[0] && !strcmp(p->driver, "msm"), "msm: no pdev");
+	is_int(p ? p->minor : -2, 2, "msm: minor from the fd link (card2, the lowest)");
+	is_dbl(mem_system(p), 5 * MiB, EPS,
+	       "msm: its render-node and card-node clients are one entry (sysfs device)");
+
+	p = find(s, 700);
+	is_dbl(mem_system(p), 36496 * KiB, EPS, "panfrost: resident memory; '0 MiB' parsed");
+	is_int(p ? p->minor : -2, 132, "panfrost: minor 132 without sysfs");
+
+	p = find(s, 800);
+	is_dbl(mem_system(p), 15168 * KiB, EPS, "v3d: drm-total-memory when nothing else");
+	ok(p && p->nr_engine == 6 && engine(p, "cache_clean") != -1, "v3d: six engines");
+
+	p = find(s, 900);
+	is_dbl(engine(p, "gfx"), 15.5, EPS, "amdgpu 5.14: percents at once");
+
+	p = find(s, 1200);
+	ok(p && !strcmp(p->driver, "nouveau") && p->nr_engine == 0 && !p->has_local && !p->denied &&
+	           p->minor == 3,
+	   "a DRM file without stats: listed, driver from sysfs, no figures");
+
+	p = find(s, 1300);
+	is_dbl(mem_system(p), 16480 * KiB, EPS, "panthor: panthor-resident-memory not counted");
+}
+
+static void
+test_fixture(void)
+{
+	char root[4096], proc[4200], sys[4200];
+	struct gs_config cfg;
+	struct fdinfo_scan *s;
+	const struct fdinfo_proc *p;
+	size_t nr;
+
+	tmp_path(root, sizeof(root), "basic");
+	copy_tree(basic, root);
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	snprintf(sys, sizeof(sys), "%s/sys", root);
+	cfg_for(&cfg, proc, sys, 5);
+	s = fdinfo_new(&cfg);
+	is_int(sample(s, 100), 0, "fixture: first sample");
+	check_first(s);
+
+	rewrite(proc, "100/fdinfo/4", "19291217545 ns", "19541217545 ns"); /* +250 ms */
+	rewrite(proc, "100/fdinfo/5", "gfx:\t1000000000", "gfx:\t1500000000");
+	rewrite(proc, "100/fdinfo/5", "compute:\t2000000000", "compute:\t2100000000");
+	rewrite(proc, "200/fdinfo/6", "5000000000", "5100000000");
+	rewrite(proc, "200/fdinfo/7", "5000000000", "5100000000");
+	rewrite(proc, "300/fdinfo/3", "196329331", "696329331");
+	rewrite(proc, "300/fdinfo/3", "video:\t0 ns", "video:\t600000000 ns");
+	rewrite(proc, "301/fdinfo/3", "196329331", "696329331");
+	rewrite(proc, "301/fdinfo/3", "video:\t0 ns", "video:\t600000000 ns");
+	rewrite(proc, "400/fdinfo/3", "346249 ns", "10346249 ns");
+	rewrite(proc, "500/fdinfo/3", "drm-cycles-rcs: 28257900", "drm-cycles-rcs: 278257900");
+	rewrite(proc, "500/fdinfo/3", "drm-cycles-vcs: 0", "drm-cycles-vcs: 500000000");
+	rewrite(proc, "500/fdinfo/3", "drm-cycles-ccs: 0", "drm-cycles-ccs: 200000000");
+	for (int i = 0; i < 5; i++)
+		rewrite(proc, "500/fdinfo/3", "7655183225", "8655183225");
+	rewrite(proc, "600/fdinfo/3", "1734371319", "2134371319");
+	rewrite(proc, "600/fdinfo/4", "100000000 ns", "200000000 ns");
+	rewrite(proc, "700/fdinfo/5", "1846584880", "2146584880");
+	rewrite(proc, "800/fdinfo/19", "154563573", "354563573");
+	rewrite(proc, "900/fdinfo/4", "gfx0:\t12.5%", "gfx0:\t40%");
+	rewrite(proc, "1300/fdinfo/3", "111110952750", "112310952750");
+	is_int(sample(s, 101), 0, "fixture: second sample, 1 s later");
+
+	p = find(s, 100);
+	is_dbl(engine(p, "gfx"), 75, EPS, "amdgpu: 25 %% + 50 %% from its two clients");
+	is_dbl(engine(p, "compute"), 10, EPS, "amdgpu: compute 10 %%");
+	is_dbl(engine(find(s, 200), "gfx"), 10, EPS, "dup: one client's 10 %%, not twice");
+	p = find(s, 300);
+	is_dbl(engine(p, "render"), 50, EPS, "inherited: 50 %% once");
+	is_dbl(engine(p, "video"), 30, EPS, "i915: 600 ms over 1 s on 2 video engines: 30 %%");
+	is_dbl(engine(p, "copy"), 0, EPS, "i915: idle copy engine");
+	is_dbl(engine(find(s, 400), "render"), 1, EPS, "i915: 1 %%");
+	p = find(s, 500);
+	is_dbl(engine(p, "rcs"), 25, EPS, "xe: rcs 25 %%");
+	is_dbl(engine(p, "vcs"), 25, EPS, "xe: vcs over capacity 2");
+	is_dbl(engine(p, "ccs"), 5, EPS, "xe: ccs over capacity 4");
+	is_dbl(engine(find(s, 600), "gpu"), 50, EPS, "msm: 40 %% + 10 %% (ns, not cycles)");
+	is_dbl(engine(find(s, 700), "fragment"), 30, EPS, "panfrost: fragment 30 %%");
+	is_dbl(engine(find(s, 700), "vertex-tiler"), 0, EPS, "panfrost: vertex-tiler idle");
+	is_dbl(engine(find(s, 800), "render"), 20, EPS, "v3d: render 20 %%");
+	is_dbl(engine(find(s, 900), "gfx"), 43, EPS, "amdgpu 5.14: 40 %% + 3 %%");
+	ok(isnan(engine(find(s, 1300), "panthor")), "panthor: 1.2 s busy in 1 s discarded");
+	p = fdinfo_procs(s, &nr);
+	is_int(nr, 12, "fixture: the same entries");
+	fdinfo_free(s);
+	rm_tree(root);
+}
+
+/* The index is kept for cfg->reindex seconds; a vanished file goes at once. */
+static void
+test_index(void)
+{
+	char root[4096], proc[4200], sys[4200], dir[4300], *text;
+	struct gs_config cfg;
+	struct fdinfo_scan *s;
+
+	tmp_path(root, sizeof(root), "index");
+	copy_tree(basic, root);
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	snprintf(sys, sizeof(sys), "%s/sys", root);
+	cfg_for(&cfg, proc, sys, 5);
+	s = fdinfo_new(&cfg);
+	sample(s, 0);
+	ok(find(s, 700) && !find(s, 1400), "index: built at the first sample");
+
+	snprintf(dir, sizeof(dir), "%s/400/fdinfo/3", proc);
+	text = slurp(dir);
+	add_proc(proc, 1400, 20000, 3, "/dev/dri/renderD129", text);
+	free(text);
+	rewrite(proc, "1400/fdinfo/3", "drm-client-id:  39", "drm-client-id:  77");
+	snprintf(dir, sizeof(dir), "%s/700", proc);
+	rm_tree(dir);
+	snprintf(dir, sizeof(dir), "%s/800/fdinfo/19", proc);
+	unlink(dir);
+	sample(s, 1);
+	ok(!find(s, 1400), "index: a new DRM process is not seen before the rebuild");
+	ok(!find(s, 700), "index: a process gone is dropped at once");
+	ok(!find(s, 800), "index: a closed fd is dropped at once");
+	ok(find(s, 100) && find(s, 600), "index: the others stay");
+	sample(s, 4.9);
+	ok(!find(s, 1400), "index: not yet at 4.9 s");
+	sample(s, 5);
+	ok(find(s, 1400) != NULL, "index: rebuilt after cfg->reindex (5 s)");
+	ok(!find(s, 700) && !find(s, 800), "index: the gone stay gone");
+	fdinfo_free(s);
+	rm_tree(root);
+}
+
+/* --- permissions ------------------------------------------------------------ */
+
+struct perm_res {
+	int rc;
+	size_t nr, denied_count;
+	bool some_denied;
+	struct fdinfo_proc p[16];
+};
+
+static void
+perm_sample(const char *proc, const char *sys, struct perm_res *r)
+{
+	struct gs_config cfg;
+	struct fdinfo_scan *s;
+	const struct fdinfo_proc *p;
+
+	memset(r, 0, sizeof(*r));
+	cfg_for(&cfg, proc, sys, 5);
+	s = fdinfo_new(&cfg);
+	r->rc = fdinfo_sample(s, 1, NULL);
+	p = fdinfo_procs(s, &r->nr);
+	memcpy(r->p, p, sizeof(*p) * (r->nr < 16 ? r->nr : 16));
+	r->some_denied = fdinfo_some_denied(s);
+	r->denied_count = fdinfo_nr_denied(s);
+	fdinfo_free(s);
+}
+
+/* Sample as an unprivileged user (root reads through any mode). -1 when impossible. */
+static int
+perm_unprivileged(const char *proc, const char *sys, struct perm_res *r)
+{
+	int fds[2], status;
+	ssize_t n;
+	pid_t child;
+
+	if (geteuid() != 0) {
+		perm_sample(proc, sys, r);
+		return 0;
+	}
+	if (pipe(fds))
+		return -1;
+	fflush(stdout);
+	child = fork();
+	if (child < 0)
+		return -1;
+	if (child == 0) {
+		close(fds[0]);
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(3);
+		perm_sample(proc, sys, r);
+		n = write(fds[1], r, sizeof(*r));
+		_exit(n == (ssize_t)sizeof(*r) ? 0 : 4);
+	}
+	close(fds[1]);
+	n = read(fds[0], r, sizeof(*r));
+	close(fds[0]);
+	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) ||
+	    n != (ssize_t)sizeof(*r))
+		return -1;
+	return 0;
+}
+
+static void
+test_permissions(void)
+{
+	char root[4096], proc[4200], sys[4200], path[4300];
+	const struct fdinfo_proc *p = NULL;
+	struct perm_res r;
+
+	tmp_path(root, sizeof(root), "perm");
+	copy_tree(basic, root);
+	chmod(tmp_dir, 0755); /* mkdtemp made it 0700: the unprivileged child must get in */
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	snprintf(sys, sizeof(sys), "%s/sys", root);
+	snprintf(path, sizeof(path), "%s/1100/fdinfo/3", proc);
+	chmod(path, 0);
+	snprintf(path, sizeof(path), "%s/1000/fd", proc);
+	chmod(path, 0);
+	/* a second unreadable DRM file of the same process: still one process denied */
+	snprintf(path, sizeof(path), "%s/1100/fd", proc);
+	link_at(path, "4", "/dev/dri/card0");
+	snprintf(path, sizeof(path), "%s/1100/fdinfo", proc);
+	write_at(path, "4", "drm-driver:\tamdgpu\n");
+	snprintf(path, sizeof(path), "%s/1100/fdinfo/4", proc);
+	chmod(path, 0);
+	/* a kernel thread and a zombie whose fd directories are closed to us: not counted */
+	add_proc(proc, 3, 3, 0, "/dev/null", NULL);
+	snprintf(path, sizeof(path), "%s/3", proc);
+	write_stat(path, 3, 3, 0x208040, 'I');
+	snprintf(path, sizeof(path), "%s/3/fd", proc);
+	chmod(path, 0);
+	add_proc(proc, 4, 4, 0, "/dev/null", NULL);
+	snprintf(path, sizeof(path), "%s/4", proc);
+	write_stat(path, 4, 4, 0x400000, 'Z');
+	snprintf(path, sizeof(path), "%s/4/fd", proc);
+	chmod(path, 0);
+
+	if (perm_unprivileged(proc, sys, &r)) {
+		skip("cannot drop root to test unreadable files");
+		goto out;
+	}
+	for (size_t i = 0; i < r.nr && i < 16; i++)
+		if (r.p[i].pid == 1100)
+			p = &r.p[i];
+	ok(r.rc == 0 && r.nr == 12, "unreadable: the others are read");
+	ok(p && p->denied, "unreadable fdinfo: listed as a GPU user, denied");
+	ok(p && p->nr_engine == 0 && !p->has_local && !p->has_system,
+	   "unreadable fdinfo: no figures");
+	ok(p && p->minor == 0 && !strcmp(p->driver, "amdgpu"),
+	   "unreadable fdinfo: card0 and renderD128 of one GPU (sysfs) are one entry, minor 0; "
+	   "driver from sysfs");
+	ok(r.some_denied, "fdinfo_some_denied");
+	is_int(r.denied_count, 2,
+	       "denied: the fd directory closed to us and the fdinfo, not the kernel thread or zombie");
+out:
+	rm_tree(root);
+}
+
+static void
+test_errors(void)
+{
+	struct gs_config cfg;
+	struct fdinfo_scan *s;
+	struct err err = ERR_INIT;
+	size_t nr = 99;
+
+	cfg_for(&cfg, "/nonexistent/proc", "/nonexistent", 5);
+	s = fdinfo_new(&cfg);
+	is_int(fdinfo_sample(s, 1, &err), E_NOTFOUND, "no proc_root: E_NOTFOUND");
+	ok(strstr(err.msg, "/nonexistent/proc") != NULL, "... naming it: %s", err.msg);
+	fdinfo_procs(s, &nr);
+	is_int(nr, 0, "... and no processes");
+	fdinfo_free(s);
+	fdinfo_free(NULL);
+}
+
+/* The real /proc: it must walk without error; we do not list ourselves. */
+static void
+test_real(void)
+{
+	struct gs_config cfg;
+	struct fdinfo_scan *s;
+
+	cfg_for(&cfg, "/proc", "/sys", 5);
+	s = fdinfo_new(&cfg);
+	is_int(sample(s, 1), 0, "real /proc: a walk");
+	ok(!find(s, (uint32_t)getpid()), "real /proc: not ourselves");
+	diag("real /proc: %zu processes could not be inspected", fdinfo_nr_denied(s));
+	fdinfo_free(s);
+}
+
+int
+main(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	find_fixtures();
+	snprintf(tmp_dir, sizeof(tmp_dir), "%s/t_fdinfo.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(tmp_dir)) {
+		printf("Bail out! cannot create a temporary directory: %s\n", strerror(errno));
+		return 1;
+	}
+	test_engines();
+	test_deltas();
+	test_memory();
+	test_traps();
+	test_pid_reuse();
+	test_fd_reuse();
+	test_fixture();
+	test_index();
+	test_permissions();
+	test_errors();
+	test_real();
+	rm_tree(tmp_dir);
+	return done_testing();
+}
