@@ -73,6 +73,7 @@ else
 	echo "ok   fake-nvml, pynvml-crosscheck    # SKIP no nvidia-ml-py"
 fi
 run conformance sh tests/conformance/run.sh
+run conformance-lact sh tests/conformance/lact.sh
 
 if [ "$fail" -eq 0 ]; then
 	echo "gpuscope tests: PASS ($pass ok, 0 failed, $skipped skipped)"

@@ -2,19 +2,34 @@
 """Write a fixture /proc (and the sysfs links of its GPUs) for bench_fdinfo.
 
     make-fixture.py DIR [--procs 2000] [--drm 20] [--min-fds 5] [--max-fds 60] [--seed 1]
+                        [--e2e-sys SYSFS]
 
-DIR/proc holds PROCS processes, each with a stat file and an fd directory
+DIR/proc holds PROCS processes, each with stat, status and cmdline files and an fd directory
 of MIN..MAX-FDS entries (uniform), as symbolic links shaped like a real
 /proc's: mostly pipes, sockets, anon inodes, libraries and files, and
 /dev/null or a tty. DRM of them also hold one to three DRM fds (render
 node, sometimes the card node, sometimes a dup of the render fd) with the
 fdinfo text of an amdgpu, i915 or xe client, alternating; only those
 fdinfo files exist, as gpuscope reads no others. DIR/sys/dev/char has the
-links of the three GPUs' nodes. The same seed writes the same tree.
+links of the three GPUs' nodes, DIR/manifest.json the DRM processes (driver,
+card minor, number of clients), DIR/sys/class/drm their cards and render
+nodes, and DIR/sys/kernel/debug/dri/<card minor>/clients DRM's list of each
+GPU's open files in the format of Linux 6.13 (as root with debugfs mounted),
+naming the process that opened each. DIR/sys-walk is the same sysfs without
+debugfs (as for a user, or in a container), where gpuscope walks all of
+/proc. The same seed writes the same tree.
+
+With --e2e-sys (tests/fixtures/amd-dgpu/sys), DIR/e2e is a root for
+`gpuscope --root`: that card's sysfs, with the debugfs list of its clients,
+and DIR/proc; DIR/e2e-walk the same without debugfs. The i915 and xe
+clients' devices are not in that sysfs, so gpuscope shows only the AMD GPU
+and its processes, having read and parsed every client's fdinfo.
 """
 import argparse
+import json
 import os
 import random
+import re
 import shutil
 
 AMDGPU = """pos:\t0
@@ -134,10 +149,12 @@ drm-engine-capacity-ccs:\t4
 """
 
 # (template, card minor, render minor, sysfs device path)
+DRIVER = {AMDGPU: "amdgpu", I915: "i915", XE: "xe"}
+# (the AMD GPU is where tests/fixtures/amd-dgpu has its card, for --e2e-sys)
 GPUS = [
-    (AMDGPU, 0, 128, "pci0000:00/0000:00:01.0/0000:03:00.0"),
-    (I915, 1, 129, "pci0000:00/0000:00:02.0"),
-    (XE, 2, 130, "pci0000:00/0000:00:1c.0/0000:04:00.0"),
+    (AMDGPU, 1, 128, "pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:00.0/0000:03:00.0"),
+    (I915, 2, 129, "pci0000:00/0000:00:02.0"),
+    (XE, 3, 130, "pci0000:00/0000:00:1c.0/0000:04:00.0"),
 ]
 
 LIBS = ["libc.so.6", "libm.so.6", "libstdc++.so.6", "libglib-2.0.so.0", "libssl.so.3",
@@ -163,11 +180,47 @@ def other_target(rng, pid, fd):
     return "/var/log/journal/system@%016x.journal" % rng.randrange(1 << 60)
 
 
+STATUS = """Name:\t{comm}
+Umask:\t0022
+State:\tS (sleeping)
+Tgid:\t{pid}
+Ngid:\t0
+Pid:\t{pid}
+PPid:\t1
+TracerPid:\t0
+Uid:\t1000\t1000\t1000\t1000
+Gid:\t1000\t1000\t1000\t1000
+FDSize:\t64
+Groups:\t1000
+NStgid:\t{pid}
+NSpid:\t{pid}
+NSpgid:\t{pid}
+NSsid:\t{pid}
+VmPeak:\t  102400 kB
+VmSize:\t  102400 kB
+VmRSS:\t   10240 kB
+RssAnon:\t    8192 kB
+Threads:\t4
+"""
+
+
 def stat_line(pid, comm, start):
     fields = [str(pid), "(%s)" % comm, "S", "1", str(pid), str(pid), "0", "-1", "4194560",
               "120", "0", "0", "0", "250", "50", "0", "0", "20", "0", "4", "0", str(start),
               "104857600", "2560"] + ["0"] * 28
     return " ".join(fields) + "\n"
+
+
+def write_clients(sysd, card, rows):
+    """debugfs dri/<card>/clients as Linux 6.13 prints it."""
+    dbg = os.path.join(sysd, "kernel", "debug", "dri", str(card))
+    os.makedirs(dbg)
+    with open(os.path.join(dbg, "clients"), "w") as f:
+        f.write("%20s %5s %3s master a %5s %10s %64s %20s\n"
+                % ("command", "tgid", "dev", "uid", "magic", "name", "id"))
+        for comm, pid, minor, ident in rows:
+            f.write("%20s %5d %3d   %c    %c %5d %10u %64s %20d\n"
+                    % (comm, pid, minor, "n", "y", 1000, 0, "<unset>", ident))
 
 
 def main():
@@ -178,6 +231,7 @@ def main():
     ap.add_argument("--min-fds", type=int, default=5)
     ap.add_argument("--max-fds", type=int, default=60)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--e2e-sys")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     if os.path.exists(a.dir):
@@ -192,12 +246,18 @@ def main():
     drm_pids = set(rng.sample(pids, a.drm))
     total_fds = drm_fds = 0
     cid = 100
+    clients = {card: [] for _, card, _, _ in GPUS}  # card minor -> (comm, pid, minor, id)
+    manifest = {}  # DRM pid -> its driver, card minor and number of clients (open files)
     for i, pid in enumerate(pids):
         d = os.path.join(proc, str(pid))
         os.makedirs(os.path.join(d, "fd"))
         os.makedirs(os.path.join(d, "fdinfo"))
         with open(os.path.join(d, "stat"), "w") as f:
             f.write(stat_line(pid, "proc%d" % i, 1000 + i))
+        with open(os.path.join(d, "status"), "w") as f:
+            f.write(STATUS.format(comm="proc%d" % i, pid=pid))
+        with open(os.path.join(d, "cmdline"), "w") as f:
+            f.write("/usr/bin/proc%d\0--worker\0%d\0" % (i, pid))
         nfd = rng.randint(a.min_fds, a.max_fds)
         targets = {fd: other_target(rng, pid, fd) for fd in range(nfd)}
         if pid in drm_pids:
@@ -212,7 +272,12 @@ def main():
                 cid += 1
             if rng.random() < 0.3:  # a dup of the first
                 texts[nfd + 4] = (render, texts[fd][1])
+            manifest[pid] = {"driver": DRIVER[tmpl], "card": card,
+                             "clients": len([k for k in texts if k != nfd + 4])}
             for dfd, (minor, text) in texts.items():
+                if dfd != nfd + 4:  # a dup is the same open file
+                    m = re.search(r"drm-client-id:\t(\d+)", text)
+                    clients[card].append(("proc%d" % i, pid, minor, int(m.group(1))))
                 name = "renderD%d" % minor if minor >= 128 else "card%d" % minor
                 targets[dfd] = "/dev/dri/" + name
                 with open(os.path.join(d, "fdinfo", str(dfd)), "w") as f:
@@ -229,6 +294,30 @@ def main():
             link = os.path.join(sysd, "dev", "char", "226:%d" % minor)
             os.makedirs(os.path.dirname(link), exist_ok=True)
             os.symlink("../../devices/%s/drm/%s" % (dev, name), link)
+    for _, card, render, dev in GPUS:
+        drm = os.path.join(sysd, "devices", dev, "drm")
+        cls = os.path.join(sysd, "class", "drm")
+        os.makedirs(cls, exist_ok=True)
+        for minor in (card, render):
+            name = "renderD%d" % minor if minor >= 128 else "card%d" % minor
+            os.symlink("../../" + os.path.relpath(drm, sysd) + "/" + name,
+                       os.path.join(cls, name))
+            os.symlink("../../../" + os.path.basename(dev),
+                       os.path.join(drm, name, "device"))
+        write_clients(sysd, card, clients[card])
+    no_debug = lambda d, names: ["debug"] if d.endswith("/kernel") else []
+    shutil.copytree(sysd, os.path.join(a.dir, "sys-walk"), symlinks=True, ignore=no_debug)
+    if a.e2e_sys:
+        e2e = os.path.join(a.dir, "e2e")
+        shutil.copytree(a.e2e_sys, os.path.join(e2e, "sys"), symlinks=True)
+        write_clients(os.path.join(e2e, "sys"), GPUS[0][1], clients[GPUS[0][1]])
+        os.symlink("../proc", os.path.join(e2e, "proc"))
+        walk = os.path.join(a.dir, "e2e-walk")
+        shutil.copytree(os.path.join(e2e, "sys"), os.path.join(walk, "sys"), symlinks=True,
+                        ignore=no_debug)
+        os.symlink("../proc", os.path.join(walk, "proc"))
+    with open(os.path.join(a.dir, "manifest.json"), "w") as f:
+        json.dump({str(k): v for k, v in sorted(manifest.items())}, f, indent=1)
     print("fixture: %d processes, %d fd entries, %d of them DRM fds in %d processes"
           % (a.procs, total_fds, drm_fds, a.drm))
 

@@ -75,6 +75,14 @@ backend_read_procs(struct backend *be, const struct gpu_device *dev, double now,
 }
 
 void
+backend_add_notes(struct backend *be, struct gpu_snapshot *snap)
+{
+	assert(be && snap);
+	if (be->ops->add_notes)
+		be->ops->add_notes(be, snap);
+}
+
+void
 backend_close(struct backend *be)
 {
 	if (be && be->ops->close)

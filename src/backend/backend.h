@@ -1,7 +1,8 @@
 /*
- * The one interface every GPU backend implements (NVML now; amdgpu, i915,
- * xe and generic DRM later), the registry of backends, and the wrappers
- * callers use instead of calling through ops directly.
+ * The one interface every GPU backend implements (NVML; DRM, whose modules
+ * read amdgpu, i915, xe and any other DRM driver), the registry of
+ * backends, and the wrappers callers use instead of calling through ops
+ * directly.
  *
  * A backend is opened once, scans its devices once (identity and static
  * properties go into the snapshot), then reads each device's dynamic values
@@ -60,6 +61,13 @@ struct backend_ops {
 	 */
 	int (*read_procs)(struct backend *be, const struct gpu_device *dev, double now,
 	                  struct gpu_snapshot *out, struct err *err);
+	/*
+	 * Optional: once per sample, on the caller's thread, after the devices
+	 * are read: add to snap the notes about the sample as a whole (processes
+	 * that could not be inspected). Called only when snap holds a device of
+	 * this backend.
+	 */
+	void (*add_notes)(struct backend *be, struct gpu_snapshot *snap);
 	/* Release everything; be is invalid afterwards. */
 	void (*close)(struct backend *be);
 };
@@ -78,6 +86,7 @@ bool backend_wants_window(struct backend *be);
 int backend_read_device(struct backend *be, struct gpu_device *dev, struct err *err);
 int backend_read_procs(struct backend *be, const struct gpu_device *dev, double now,
                        struct gpu_snapshot *out, struct err *err);
+void backend_add_notes(struct backend *be, struct gpu_snapshot *snap);
 void backend_close(struct backend *be);
 
 #endif

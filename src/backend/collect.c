@@ -451,6 +451,14 @@ collector_sample(struct collector *c, struct gpu_snapshot *snap, unsigned flags,
 		free(sl);
 	}
 	free(slots);
+	for (unsigned i = 0; i < c->nr_be; i++) {
+		bool shown = false;
+
+		for (size_t k = 0; k < snap->nr_dev && !shown; k++)
+			shown = snap->dev[k].backend == i;
+		if (shown)
+			backend_add_notes(c->be[i], snap);
+	}
 	for (size_t i = 0; i < c->base.nr_note; i++)
 		gpu_snapshot_note(snap, "%s", c->base.note[i]);
 	if ((flags & COLLECT_PROCS) && !(flags & COLLECT_NO_ENRICH) && c->pi)

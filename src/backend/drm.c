@@ -428,6 +428,29 @@ drm_wants_window(struct backend *be)
 	return false;
 }
 
+/*
+ * No busy figure from the module: the busiest engine of the clients we can
+ * see, and the module's reason for having none, so that the user learns
+ * why Util is what it is (or unknown).
+ */
+static void
+util_from_clients(const struct drm_gpu *g, struct gpu_device *dev)
+{
+	const char *note = g->mod->util_note ? g->mod->util_note(&g->card, g->priv) : NULL;
+	double best = NAN;
+
+	for (unsigned i = 0; i < dev->nr_engine; i++)
+		if (!isnan(dev->engine[i].percent) &&
+		    (isnan(best) || dev->engine[i].percent > best))
+			best = dev->engine[i].percent;
+	if (!isnan(best)) {
+		dev_set(dev, GF_UTIL_GPU, best);
+		str_copy(dev->util_source, sizeof(dev->util_source), "fdinfo");
+	}
+	if (note)
+		str_copy(dev->util_note, sizeof(dev->util_note), note);
+}
+
 static void keep_static(struct gpu_device *dev, const struct gpu_device *s);
 
 static int
@@ -462,22 +485,8 @@ drm_read_device(struct backend *be, struct gpu_device *dev, struct err *err)
 	if (dev->state == DEV_SUSPENDED)
 		return rc; /* it went to sleep while being read */
 	drm_read_pcie(d->cfg, &g->card, dev);
-	/* no busy figure of its own: the busiest engine of the clients we can see */
-	if (!dev_has(dev, GF_UTIL_GPU) && dev->nr_engine) {
-		double best = NAN;
-
-		for (unsigned i = 0; i < dev->nr_engine; i++)
-			if (!isnan(dev->engine[i].percent) &&
-			    (isnan(best) || dev->engine[i].percent > best))
-				best = dev->engine[i].percent;
-		if (!isnan(best)) {
-			dev_set(dev, GF_UTIL_GPU, best);
-			str_copy(dev->util_source, sizeof(dev->util_source), "fdinfo");
-			if (g->mod->util_note && g->mod->util_note(&g->card, g->priv))
-				str_copy(dev->util_note, sizeof(dev->util_note),
-				         g->mod->util_note(&g->card, g->priv));
-		}
-	}
+	if (!dev_has(dev, GF_UTIL_GPU))
+		util_from_clients(g, dev);
 	return rc;
 }
 
@@ -577,6 +586,19 @@ drm_read_procs(struct backend *be, const struct gpu_device *dev, double now,
 	return 0;
 }
 
+static void
+drm_add_notes(struct backend *be, struct gpu_snapshot *snap)
+{
+	struct drm *d = container_of(be, struct drm, base);
+	size_t n = fdinfo_nr_denied(d->fd);
+
+	if (n && d->cfg->want_procs)
+		gpu_snapshot_note(
+		        snap,
+		        "%zu %s could not be inspected for DRM GPU use: run as root or with CAP_SYS_PTRACE to see %s",
+		        n, n == 1 ? "process" : "processes", n == 1 ? "it" : "them");
+}
+
 const struct backend_ops backend_drm = {
 	.name = "drm",
 	.open = drm_open,
@@ -585,5 +607,6 @@ const struct backend_ops backend_drm = {
 	.wants_window = drm_wants_window,
 	.read_device = drm_read_device,
 	.read_procs = drm_read_procs,
+	.add_notes = drm_add_notes,
 	.close = drm_close,
 };

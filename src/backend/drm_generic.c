@@ -1,9 +1,11 @@
 /*
  * Every other DRM GPU (msm, panfrost, panthor, v3d, etnaviv, lima,
- * nouveau, ...): a name from the device tree, the clock from devfreq, and
- * temperature, power and fan from the device's hwmon (or, on a SoC, from a
- * "gpu" thermal zone). Engines and per-process memory come from fdinfo,
- * through drm.c. This module matches every card: it is the fallback.
+ * nouveau, radeon, ...): a name from the device tree, the clock from
+ * devfreq, and from the device's hwmon, found by its channels' labels:
+ * temperatures, clocks (freqN_input), power, fan speed and PWM (or, on a
+ * SoC, the temperature of a "gpu" thermal zone). Engines and per-process
+ * memory come from fdinfo, through drm.c, and the PCIe link of a PCI card
+ * from drm_read_pcie(). This module matches every card: it is the fallback.
  */
 #include "drm.h"
 
@@ -25,13 +27,26 @@
 
 #define PATH_LEN 256
 #define MAX_TZ   4
+#define MAX_CH   16 /* hwmon channels looked at: temp1..temp16, freq1..freq16 */
+
+/* The hwmon channels this module reads, found by their labels. */
+enum channel {
+	CH_TEMP_GPU, /* tempN_input */
+	CH_TEMP_HOT,
+	CH_TEMP_MEM,
+	CH_FREQ_GFX, /* freqN_input */
+	CH_FREQ_MEM,
+	CH__N
+};
 
 struct generic {
-	char devfreq[PATH_LEN]; /* the GPU's devfreq directory, relative to the sysfs root */
-	char hwmon[64];         /* relative to the device directory, "" when none */
-	int temp;               /* hwmon temperature channel, -1 when none */
-	bool power, fan;        /* hwmon power1_input, fan1_input */
-	char tz[MAX_TZ][64];    /* thermal zones named "gpu*", relative to the sysfs root */
+	char devfreq[PATH_LEN];   /* the GPU's devfreq directory, relative to the sysfs root */
+	char hwmon[64];           /* relative to the device directory, "" when none */
+	int ch[CH__N];            /* hwmon channel numbers, -1 when none */
+	bool power_avg, power_in; /* hwmon power1_average, power1_input */
+	bool fan, pwm;            /* hwmon fan1_input, pwm1 */
+	int64_t pwm_scale;        /* what pwm1 reads at full speed */
+	char tz[MAX_TZ][64];      /* thermal zones named "gpu*", relative to the sysfs root */
 	unsigned nr_tz;
 };
 
@@ -315,30 +330,242 @@ scan_zones(const struct gs_config *cfg, struct generic *g)
 	closedir(d);
 }
 
+/* --- hwmon ------------------------------------------------------------------------------- */
+
+/* Is hwmon file "<hwmon>/<file>" there? */
+static bool
+hw_exists(const struct gs_config *cfg, const struct drm_card *card, const struct generic *g,
+          const char *file)
+{
+	char path[PATH_LEN];
+
+	return pathf(path, sizeof(path), "%s/%s/%s", card->dev, g->hwmon, file) &&
+	       sys_exists(cfg, path);
+}
+
+static int
+hw_s64(const struct gs_config *cfg, const struct drm_card *card, const struct generic *g,
+       const char *file, int64_t *v)
+{
+	char rel[128];
+
+	if (!pathf(rel, sizeof(rel), "%s/%s", g->hwmon, file))
+		return E_NOTFOUND;
+	return drm_read_s64(cfg, card, rel, v);
+}
+
+/*
+ * A hwmon value in [lo, hi], times scale, into f. Anything else (no file,
+ * an empty one, not a number, a sentinel such as 0xffffffff) leaves f
+ * unknown.
+ */
+static void
+hw_set(const struct gs_config *cfg, const struct drm_card *card, const struct generic *g,
+       const char *file, int64_t lo, int64_t hi, double scale, struct gpu_device *dev,
+       enum gpu_field f)
+{
+	int64_t v;
+
+	if (hw_s64(cfg, card, g, file, &v) == 0 && v >= lo && v <= hi)
+		dev_set(dev, f, (double)v * scale);
+}
+
+/*
+ * The device's hwmon directory, by name: when it has several, the one
+ * named after the driver ("radeon", "nouveau"), else the lowest-numbered.
+ */
+static bool
+find_hwmon(const struct gs_config *cfg, const struct drm_card *card, char *out, size_t size)
+{
+	char rel[PATH_LEN], dir[4096], best[40] = "";
+	struct dirent *de;
+	DIR *d;
+
+	if (!drm_hwmon(cfg, card, out, size))
+		return false;
+	pathf(rel, sizeof(rel), "%s/hwmon", card->dev);
+	d = card->driver[0] ? opendir(path_join(dir, sizeof(dir), cfg->sysfs_root, rel)) : NULL;
+	if (!d)
+		return true;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		char file[64], name[64];
+
+		if (strncmp(de->d_name, "hwmon", 5) || n >= sizeof(best) ||
+		    !pathf(file, sizeof(file), "hwmon/%s/name", de->d_name) ||
+		    drm_read_line(cfg, card, file, name, sizeof(name)) < 0 ||
+		    strcmp(name, card->driver))
+			continue;
+		/* hwmon2 before hwmon10 */
+		if (!best[0] || n < strlen(best) ||
+		    (n == strlen(best) && strcmp(de->d_name, best) < 0))
+			str_copy(best, sizeof(best), de->d_name);
+	}
+	closedir(d);
+	if (best[0])
+		pathf(out, size, "hwmon/%s", best);
+	return true;
+}
+
+/*
+ * The channel of each label (amdgpu's edge, junction, mem, sclk and mclk,
+ * and plainer names for the same); without a GPU label, the first
+ * unlabelled channel is the GPU's (radeon's temp1 and freq1, nouveau's
+ * temp1). A channel of another label (vrgfx, fclk) is none of these.
+ */
+static const struct {
+	const char *type, *label;
+	enum channel ch;
+} hw_labels[] = {
+	{ "temp", "edge", CH_TEMP_GPU },     { "temp", "gpu", CH_TEMP_GPU },
+	{ "temp", "junction", CH_TEMP_HOT }, { "temp", "hotspot", CH_TEMP_HOT },
+	{ "temp", "mem", CH_TEMP_MEM },      { "temp", "vram", CH_TEMP_MEM },
+	{ "freq", "sclk", CH_FREQ_GFX },     { "freq", "mclk", CH_FREQ_MEM },
+};
+
+static void
+find_channels(const struct gs_config *cfg, const struct drm_card *card, struct generic *g,
+              const char *type, enum channel gpu)
+{
+	int unlabelled = -1;
+
+	for (int n = 1; n <= MAX_CH; n++) {
+		char file[32], label[64], rel[128];
+
+		snprintf(file, sizeof(file), "%s%d_input", type, n);
+		if (!hw_exists(cfg, card, g, file))
+			continue;
+		pathf(rel, sizeof(rel), "%s/%s%d_label", g->hwmon, type, n);
+		if (drm_read_line(cfg, card, rel, label, sizeof(label)) < 0) {
+			if (unlabelled < 0)
+				unlabelled = n;
+			continue;
+		}
+		for (size_t i = 0; i < ARRAY_SIZE(hw_labels); i++)
+			if (!strcmp(type, hw_labels[i].type) &&
+			    !strcmp(label, hw_labels[i].label) && g->ch[hw_labels[i].ch] < 0)
+				g->ch[hw_labels[i].ch] = n;
+	}
+	if (g->ch[gpu] < 0)
+		g->ch[gpu] = unlabelled;
+}
+
+/*
+ * What pwm1 reads at full speed. The hwmon ABI's pwm1 is 0..255, and
+ * radeon and amdgpu say so in pwm1_max too. nouveau's pwm1 is the duty
+ * cycle in percent (nvkm_fanpwm_get: duty * 100 / divs), and its pwm1_max
+ * the highest duty it lets the fan run at (a setting), not the scale.
+ */
+static int64_t
+pwm_scale(const struct gs_config *cfg, const struct drm_card *card, const struct generic *g)
+{
+	int64_t max;
+
+	if (!strcmp(card->driver, "nouveau"))
+		return 100;
+	if (hw_s64(cfg, card, g, "pwm1_max", &max) == 0 && max > 0 && max <= 0xffff)
+		return max;
+	return 255;
+}
+
 static void
 scan_hwmon(const struct gs_config *cfg, const struct drm_card *card, struct generic *g)
 {
-	g->temp = -1;
-	if (!drm_hwmon(cfg, card, g->hwmon, sizeof(g->hwmon))) {
+	for (int i = 0; i < CH__N; i++)
+		g->ch[i] = -1;
+	if (!find_hwmon(cfg, card, g->hwmon, sizeof(g->hwmon))) {
 		g->hwmon[0] = '\0';
 		return;
 	}
-	/* the first temperature channel (nouveau: temp1, the GPU core) */
-	for (int i = 1; i <= 8 && g->temp < 0; i++) {
-		char rel[128], path[PATH_LEN];
+	find_channels(cfg, card, g, "temp", CH_TEMP_GPU);
+	find_channels(cfg, card, g, "freq", CH_FREQ_GFX);
+	g->power_avg = hw_exists(cfg, card, g, "power1_average");
+	g->power_in = hw_exists(cfg, card, g, "power1_input");
+	g->fan = hw_exists(cfg, card, g, "fan1_input");
+	/*
+	 * pwm1 is read whatever pwm1_enable says. The ABI's 0 there is "no
+	 * control, full speed", but radeon never says 0, amdgpu then drives
+	 * the fan at 100% (which pwm1 shows), and nouveau's 0 only means that
+	 * the driver leaves the fan to the hardware (or the PMU firmware): its
+	 * pwm1 still reads the duty cycle the fan runs at.
+	 */
+	g->pwm = hw_exists(cfg, card, g, "pwm1");
+	if (g->pwm)
+		g->pwm_scale = pwm_scale(cfg, card, g);
+}
 
-		pathf(rel, sizeof(rel), "%s/temp%d_input", g->hwmon, i);
-		pathf(path, sizeof(path), "%s/%s", card->dev, rel);
-		if (sys_exists(cfg, path))
-			g->temp = i;
-	}
-	for (int k = 0; k < 2; k++) {
-		char path[PATH_LEN];
+/* A temperature channel into f, in °C. */
+static void
+read_temp(const struct gs_config *cfg, const struct drm_card *card, const struct generic *g,
+          enum channel ch, struct gpu_device *dev, enum gpu_field f)
+{
+	char file[32];
 
-		pathf(path, sizeof(path), "%s/%s/%s", card->dev, g->hwmon,
-		      k ? "fan1_input" : "power1_input");
-		*(k ? &g->fan : &g->power) = sys_exists(cfg, path);
-	}
+	if (g->ch[ch] < 0)
+		return;
+	snprintf(file, sizeof(file), "temp%d_input", g->ch[ch]);
+	/*
+	 * Millidegrees. 255 °C and up is a sensor's "no reading" (0xffffffff,
+	 * 0x7fffffff); below 0 an error: nouveau prints a failed read's
+	 * negative errno as the value (nouveau_temp_read).
+	 */
+	hw_set(cfg, card, g, file, 0, 254999, 1e-3, dev, f);
+}
+
+/*
+ * A clock channel into f, from Hz to MHz. 0 is what radeon prints when it
+ * cannot read the clock (radeon_hwmon_show_sclk); 0xffffffff no clock.
+ */
+static bool
+read_freq(const struct gs_config *cfg, const struct drm_card *card, const struct generic *g,
+          enum channel ch, struct gpu_device *dev, enum gpu_field f)
+{
+	char file[32];
+	int64_t hz;
+
+	if (g->ch[ch] < 0)
+		return false;
+	snprintf(file, sizeof(file), "freq%d_input", g->ch[ch]);
+	if (hw_s64(cfg, card, g, file, &hz) < 0 || hz <= 0 || hz >= 0xffffffff)
+		return false;
+	dev_set(dev, f, hz_to_mhz(hz));
+	return true;
+}
+
+static void
+read_hwmon(const struct gs_config *cfg, const struct drm_card *card, const struct generic *g,
+           struct gpu_device *dev)
+{
+	int64_t v;
+
+	if (!g->hwmon[0])
+		return;
+	read_temp(cfg, card, g, CH_TEMP_GPU, dev, GF_TEMP_GPU);
+	read_temp(cfg, card, g, CH_TEMP_HOT, dev, GF_TEMP_HOTSPOT);
+	read_temp(cfg, card, g, CH_TEMP_MEM, dev, GF_TEMP_MEM);
+	/* the devfreq clock, where there is one, is the GPU's own; sclk drives the shaders too */
+	if (!dev_has(dev, GF_CLOCK_GRAPHICS) &&
+	    read_freq(cfg, card, g, CH_FREQ_GFX, dev, GF_CLOCK_GRAPHICS))
+		dev_set(dev, GF_CLOCK_SM, dev->v[GF_CLOCK_GRAPHICS]);
+	read_freq(cfg, card, g, CH_FREQ_MEM, dev, GF_CLOCK_MEM);
+	/*
+	 * microwatts: power1_average is averaged by the device, power1_input
+	 * instantaneous (nouveau's: its rails' sensors now). The draw is the
+	 * average where there is one.
+	 */
+	if (g->power_avg)
+		hw_set(cfg, card, g, "power1_average", 0, 0xfffffffe, 1e-6, dev, GF_POWER_AVERAGE);
+	if (g->power_in)
+		hw_set(cfg, card, g, "power1_input", 0, 0xfffffffe, 1e-6, dev, GF_POWER_INSTANT);
+	if (dev_has(dev, GF_POWER_AVERAGE))
+		dev_set(dev, GF_POWER_DRAW, dev->v[GF_POWER_AVERAGE]);
+	else if (dev_has(dev, GF_POWER_INSTANT))
+		dev_set(dev, GF_POWER_DRAW, dev->v[GF_POWER_INSTANT]);
+	/* 0xffff rpm is a tachometer's "no reading" */
+	if (g->fan)
+		hw_set(cfg, card, g, "fan1_input", 0, 0xfffe, 1, dev, GF_FAN_RPM);
+	if (g->pwm && hw_s64(cfg, card, g, "pwm1", &v) == 0 && v >= 0 && v <= g->pwm_scale)
+		dev_set(dev, GF_FAN, 100.0 * (double)v / (double)g->pwm_scale);
 }
 
 static int
@@ -368,7 +595,7 @@ generic_scan(const struct gs_config *cfg, const struct drm_card *card, struct gp
 		devfreq_max(cfg, g, dev);
 	scan_hwmon(cfg, card, g);
 	/* a SoC's GPU temperature is a thermal zone's; only for what is known to be a GPU */
-	if (g->temp < 0 && !card->pci && (dev->name[0] || g->devfreq[0]))
+	if (g->ch[CH_TEMP_GPU] < 0 && !card->pci && (dev->name[0] || g->devfreq[0]))
 		scan_zones(cfg, g);
 	*priv = g;
 	return 0;
@@ -391,22 +618,12 @@ generic_read(const struct gs_config *cfg, const struct drm_card *card, void *pri
 			dev_set(dev, GF_CLOCK_SM, hz_to_mhz(v));
 		}
 	}
-	if (g->temp >= 0) {
-		pathf(rel, sizeof(rel), "%s/temp%d_input", g->hwmon, g->temp);
-		if (drm_read_s64(cfg, card, rel, &v) == 0)
-			dev_set(dev, GF_TEMP_GPU, (double)v / 1000);
-	}
+	read_hwmon(cfg, card, g, dev);
 	for (unsigned i = 0; i < g->nr_tz; i++)
 		/* the hottest of the GPU's zones (gpuss0, gpuss1, ...) */
 		if (sys_s64(cfg, g->tz[i], &v) == 0 &&
 		    (!dev_has(dev, GF_TEMP_GPU) || (double)v / 1000 > dev->v[GF_TEMP_GPU]))
 			dev_set(dev, GF_TEMP_GPU, (double)v / 1000);
-	pathf(rel, sizeof(rel), "%s/power1_input", g->hwmon);
-	if (g->power && drm_read_s64(cfg, card, rel, &v) == 0 && v >= 0)
-		dev_set(dev, GF_POWER_DRAW, (double)v / 1e6);
-	pathf(rel, sizeof(rel), "%s/fan1_input", g->hwmon);
-	if (g->fan && drm_read_s64(cfg, card, rel, &v) == 0 && v >= 0)
-		dev_set(dev, GF_FAN_RPM, (double)v);
 	return 0;
 }
 

@@ -917,8 +917,11 @@ read_util(const struct gs_config *cfg, const struct drm_card *card, struct intel
 	bool idle;
 
 	if (p->pmu == PMU_UNTRIED || p->pmu == PMU_CLOSED) {
-		if (p->xe && gt_in_c6(cfg, p))
-			return; /* the engines sleep: drm.c takes what fdinfo says */
+		if (p->xe && gt_in_c6(cfg, p)) {
+			/* the engines sleep: drm.c takes what fdinfo says */
+			p->pmu_note = "GT idle in C6: PMU not opened, so as not to wake it";
+			return;
+		}
 		pmu_open(cfg, card, p);
 	}
 	if (p->pmu != PMU_OPEN)
@@ -966,13 +969,18 @@ intel_util_note(const struct drm_card *card, void *priv)
 	return p ? p->pmu_note : NULL;
 }
 
+/*
+ * Every figure of use is a rate: busy time from the PMU, else from the
+ * clients' fdinfo, and power from the energy counter. Only a GPU that
+ * sleeps (drm.c asks no suspended one) needs no second reading.
+ */
 static bool
 intel_wants_window(const struct drm_card *card, void *priv)
 {
 	const struct intel *p = priv;
 
 	(void)card;
-	return p && (p->energy >= 0 || p->pmu == PMU_OPEN);
+	return p != NULL;
 }
 
 static void

@@ -45,6 +45,7 @@
 #define DEVS_MAX         64    /* minors resolved to devices per walk */
 #define DENTS_SIZE       32768 /* getdents64 buffer */
 #define DEVKEY_SIZE      40
+#define CLIENTS_CAP      (1 << 20) /* bytes of a debugfs clients list (~100 per open file) */
 
 /*
  * A counter may run a little ahead of our clock: now is taken before the
@@ -161,6 +162,7 @@ struct fdinfo_scan {
 	int mode;      /* MODE_STAT on procfs, MODE_LINK on a fixture tree */
 	uint32_t self; /* our pid on procfs, not listed; 0 otherwise */
 	bool indexed;
+	bool listed; /* the last index came from debugfs clients lists, not a walk of /proc */
 	double index_time;
 	size_t nr_blind; /* processes of the last walk whose fd directory we could not open */
 	size_t nr_denied_pids;
@@ -183,6 +185,7 @@ struct fdinfo_scan {
 
 	char *buf;   /* FDINFO_CAP + 1 */
 	char *dents; /* DENTS_SIZE */
+	struct strbuf clients;
 };
 
 /* --- small helpers ---------------------------------------------------------- */
@@ -1022,10 +1025,208 @@ list_pids(struct fdinfo_scan *s, int dfd)
 		qsort(s->pid, s->nr_pid, sizeof(*s->pid), cmp_u32);
 }
 
+/* --- the short cut: DRM's own list of its clients ---------------------------- */
+
 /*
- * Walk /proc: readdir it once, open each process's fd directory relative
- * to procfd (kernel threads have an empty one, a fixture's have none),
- * and index its DRM fds with the start time of their process.
+ * A pid in the second column of a debugfs clients line, or -1 when the line
+ * is not one. The kernel prints "%20s %5d %3d   %c    %c %5d %10u" and, on
+ * newer kernels, a name and a client id: comm (at most 15 bytes, right-
+ * aligned) fills the first 20 columns, so the pid starts after them even
+ * when comm holds blanks. Anything else fails, and the caller walks /proc.
+ */
+static long long
+clients_line_pid(const char *p, const char *end)
+{
+	uint64_t pid, minor;
+	const char *q;
+
+	if (end - p < 21 || p[20] != ' ')
+		return -1;
+	q = p + 20;
+	if (!parse_u64(&q, end, &pid) || q == end || !is_blank(*q) || pid > INT32_MAX)
+		return -1;
+	/* the minor, then the master and authenticated flags */
+	if (!parse_u64(&q, end, &minor))
+		return -1;
+	while (q < end && *q == ' ')
+		q++;
+	if (q == end || (*q != 'y' && *q != 'n'))
+		return -1;
+	q++;
+	while (q < end && *q == ' ')
+		q++;
+	if (q == end || (*q != 'y' && *q != 'n'))
+		return -1;
+	return (long long)pid;
+}
+
+/* The process (thread group) a task id belongs to, from /proc/<id>/status; 0 when gone. */
+static uint32_t
+tgid_of(struct fdinfo_scan *s, int procfd, uint32_t id)
+{
+	char path[24], *p = put_uint(path, id);
+	const char *t;
+	uint64_t tgid;
+	ssize_t n;
+
+	memcpy(p, "/status", 8);
+	n = read_at(procfd, path, s->buf, 4095);
+	if (n <= 0)
+		return 0;
+	t = strstr(s->buf, "\nTgid:");
+	if (!t)
+		return 0;
+	t += 6;
+	if (!parse_u64(&t, s->buf + n, &tgid) || !tgid || tgid > INT32_MAX)
+		return 0;
+	return (uint32_t)tgid;
+}
+
+/* Add the pids of one clients file to s->pid; false when it cannot be read or parsed. */
+static bool
+clients_file_pids(struct fdinfo_scan *s, int procfd, const char *rel)
+{
+	const char *p, *end, *eol;
+	bool tids;
+	int rc;
+
+	strbuf_reset(&s->clients);
+	rc = file_read(s->cfg->sysfs_root, rel, &s->clients, CLIENTS_CAP, NULL);
+	if (rc < 0 || s->clients.len == CLIENTS_CAP)
+		return false;
+	p = s->clients.buf;
+	end = p + s->clients.len;
+	eol = memchr(p, '\n', (size_t)(end - p));
+	if (!eol)
+		return false;
+	/*
+	 * The header names the column "tgid" since Linux 6.4; before, "pid"
+	 * held the id of the thread that opened the file, whose process we
+	 * look up.
+	 */
+	{
+		const char *h = p;
+
+		while (h < eol && *h == ' ')
+			h++;
+		if (eol - h < 12 || memcmp(h, "command ", 8))
+			return false;
+		h += 8;
+		while (h < eol && *h == ' ')
+			h++;
+		if (eol - h > 5 && !memcmp(h, "tgid ", 5))
+			tids = false;
+		else if (eol - h > 4 && !memcmp(h, "pid ", 4))
+			tids = true;
+		else
+			return false;
+	}
+	for (p = eol + 1; p < end; p = eol + 1) {
+		long long pid;
+		uint32_t id;
+
+		eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			eol = end;
+		if (eol == p)
+			continue;
+		pid = clients_line_pid(p, eol);
+		if (pid < 0)
+			return false;
+		if (pid == 0)
+			continue; /* its opener is gone, or outside our pid namespace */
+		id = tids ? tgid_of(s, procfd, (uint32_t)pid) : (uint32_t)pid;
+		if (!id || id == s->self)
+			continue;
+		ALLOC_GROW(s->pid, s->nr_pid + 1, s->alloc_pid);
+		s->pid[s->nr_pid++] = id;
+	}
+	return true;
+}
+
+/*
+ * The processes to look at, from DRM's lists of open files: debugfs
+ * dri/<minor>/clients (root only, debugfs mounted) lists every open file of
+ * its device with the pid of the process that opened it (or, since Linux
+ * 6.x, last used it). When every DRM device in sysfs class/drm has such a
+ * list, only the listed processes' fd directories are walked, a few dozen
+ * instead of thousands. A process that inherited a DRM file over fork()
+ * without using it is not listed; its file is the listed process's anyway.
+ * False when any device has no readable list: then /proc is walked whole.
+ */
+static bool
+listed_pids(struct fdinfo_scan *s, int procfd)
+{
+	char devs[DEVS_MAX][DEVKEY_SIZE];
+	bool covered[DEVS_MAX];
+	size_t nr_devs = 0;
+	char path[4096];
+	struct dirent *de;
+	DIR *d;
+
+	s->nr_pid = 0;
+	path_join(path, sizeof(path), s->cfg->sysfs_root, "class/drm");
+	d = opendir(path);
+	if (!d)
+		return false;
+	while ((de = readdir(d))) {
+		const char *num = NULL;
+		char rel[300], key[DEVKEY_SIZE];
+		size_t k;
+
+		if (!strncmp(de->d_name, "renderD", 7))
+			num = de->d_name + 7;
+		else if (!strncmp(de->d_name, "card", 4))
+			num = de->d_name + 4;
+		if (!num || name_number(num) < 0)
+			continue; /* connectors (card0-DP-1), version, ... */
+		snprintf(rel, sizeof(rel), "class/drm/%s/device", de->d_name);
+		sysfs_link_base(s->cfg, rel, key, sizeof(key));
+		if (!key[0])
+			str_copy(key, sizeof(key), de->d_name);
+		for (k = 0; k < nr_devs && strcmp(devs[k], key); k++)
+			;
+		if (k == nr_devs) {
+			if (nr_devs == DEVS_MAX)
+				goto walk;
+			memcpy(devs[nr_devs], key, DEVKEY_SIZE);
+			covered[nr_devs++] = false;
+		}
+		if (covered[k])
+			continue;
+		snprintf(rel, sizeof(rel), "kernel/debug/dri/%s/clients", num);
+		covered[k] = clients_file_pids(s, procfd, rel);
+	}
+	closedir(d);
+	d = NULL;
+	if (!nr_devs)
+		goto walk;
+	for (size_t k = 0; k < nr_devs; k++)
+		if (!covered[k])
+			goto walk;
+	if (s->nr_pid > 1) {
+		size_t n = 1;
+
+		qsort(s->pid, s->nr_pid, sizeof(*s->pid), cmp_u32);
+		for (size_t i = 1; i < s->nr_pid; i++)
+			if (s->pid[i] != s->pid[n - 1])
+				s->pid[n++] = s->pid[i];
+		s->nr_pid = n;
+	}
+	return true;
+walk:
+	if (d)
+		closedir(d);
+	s->nr_pid = 0;
+	return false;
+}
+
+/*
+ * Build the index: the processes DRM lists as its clients when it lists
+ * them all, else every process (readdir /proc once). Open each one's fd
+ * directory relative to procfd (kernel threads have an empty one, a
+ * fixture's have none), and index its DRM fds with the start time of
+ * their process.
  */
 static void
 rebuild(struct fdinfo_scan *s, int procfd)
@@ -1033,7 +1234,9 @@ rebuild(struct fdinfo_scan *s, int procfd)
 	s->nr_idx = 0;
 	s->nr_blind = 0;
 	s->nr_dev = 0;
-	list_pids(s, procfd);
+	s->listed = listed_pids(s, procfd);
+	if (!s->listed)
+		list_pids(s, procfd);
 	for (size_t i = 0; i < s->nr_pid; i++) {
 		uint32_t pid = s->pid[i];
 		char path[24], *p = put_uint(path, pid);
@@ -1453,6 +1656,7 @@ fdinfo_new(const struct gs_config *cfg)
 	s->cfg = cfg;
 	s->buf = xmalloc(FDINFO_CAP + 1);
 	s->dents = xmalloc(DENTS_SIZE);
+	strbuf_init(&s->clients, 0);
 	return s;
 }
 
@@ -1471,6 +1675,7 @@ fdinfo_free(struct fdinfo_scan *s)
 	free(s->out);
 	free(s->buf);
 	free(s->dents);
+	strbuf_release(&s->clients);
 	free(s);
 }
 
@@ -1486,6 +1691,9 @@ fdinfo_sample(struct fdinfo_scan *s, double now, struct err *err)
 		e = errno;
 		s->indexed = false;
 		s->nr_idx = s->nr_hist = s->nr_blind = 0;
+		/* a saved tree (--root) without /proc has no processes to show */
+		if (e == ENOENT && strcmp(s->cfg->root, "/"))
+			return 0;
 		return err_set(err,
 		               e == ENOENT || e == ENOTDIR ? E_NOTFOUND
 		               : e == EACCES               ? E_PERM
@@ -1529,4 +1737,10 @@ size_t
 fdinfo_nr_denied(const struct fdinfo_scan *s)
 {
 	return s->nr_blind + s->nr_denied_pids;
+}
+
+bool
+fdinfo_listed(const struct fdinfo_scan *s)
+{
+	return s->listed;
 }

@@ -4,7 +4,10 @@
  * system memory their clients hold, and how busy they keep each engine.
  *
  * Finding the DRM files means walking every process's fd directory, which
- * is the expensive part: the pid -> DRM fd index is cached and rebuilt only
+ * is the expensive part. As root with debugfs mounted, DRM's own lists of
+ * open files (debugfs dri/<minor>/clients, which give each file's pid) name
+ * the few processes worth walking; otherwise all of /proc is walked. The
+ * pid -> DRM fd index is cached and rebuilt only
  * every cfg->reindex seconds; between rebuilds only the known fdinfo files
  * are read again (a process that started using a GPU meanwhile appears at
  * the next rebuild; one that exited or closed its file goes at once). On a
@@ -95,5 +98,12 @@ bool fdinfo_some_denied(const struct fdinfo_scan *s);
  * inspected: run as root or with CAP_SYS_PTRACE to see their GPU use".
  */
 size_t fdinfo_nr_denied(const struct fdinfo_scan *s);
+
+/*
+ * Whether the last index came from DRM's debugfs lists of clients (root,
+ * debugfs mounted, every DRM device listed) rather than a walk of all of
+ * /proc.
+ */
+bool fdinfo_listed(const struct fdinfo_scan *s);
 
 #endif

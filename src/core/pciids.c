@@ -13,6 +13,7 @@
 
 #include "fileio.h"
 #include "strbuf.h"
+#include "xalloc.h"
 
 #define PCIIDS_CAP (8 * 1024 * 1024)
 
@@ -54,24 +55,35 @@ take_name(const char *p, const char *eol, char *dst, size_t size)
 	dst[n] = '\0';
 }
 
-bool
-pciids_lookup(const char *root, unsigned vendor, unsigned device, unsigned subsys_vendor,
-              unsigned subsys_device, struct pci_names *out)
+/* Read the first pci.ids found under root into sb; false when there is none. */
+static bool
+load(const char *root, struct strbuf *sb)
 {
 	static const char *const paths[] = {
 		"usr/share/hwdata/pci.ids",
 		"usr/share/misc/pci.ids",
 		"usr/share/pci.ids",
 	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+		if (file_read(root, paths[i], sb, PCIIDS_CAP, NULL) == 0 && sb->len)
+			return true;
+		strbuf_reset(sb);
+	}
+	return false;
+}
+
+bool
+pciids_lookup(const char *root, unsigned vendor, unsigned device, unsigned subsys_vendor,
+              unsigned subsys_device, struct pci_names *out)
+{
 	struct strbuf sb = STRBUF_INIT;
 	bool in_vendor = false, in_device = false, found = false;
 	const char *p, *end;
 
 	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
-		if (file_read(root, paths[i], &sb, PCIIDS_CAP, NULL) == 0 && sb.len)
-			break;
-	if (!sb.len)
+	/* a saved tree without hwdata of its own still gets names: this machine's */
+	if (!load(root, &sb) && (!strcmp(root, "/") || !load("/", &sb)))
 		goto out;
 	p = sb.buf;
 	end = sb.buf + sb.len;

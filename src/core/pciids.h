@@ -16,8 +16,10 @@ struct pci_names {
 
 /*
  * Look the ids up in the first pci.ids found under root (usr/share/hwdata,
- * usr/share/misc, usr/share). Returns false when there is no database or it
- * does not know the device (the vendor may still be filled).
+ * usr/share/misc, usr/share); when root is not "/" and has none, in this
+ * machine's (a saved tree without hwdata still gets names). Returns false
+ * when there is no database or it does not know the device (the vendor may
+ * still be filled).
  */
 bool pciids_lookup(const char *root, unsigned vendor, unsigned device, unsigned subsys_vendor,
                    unsigned subsys_device, struct pci_names *out);

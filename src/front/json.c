@@ -357,7 +357,8 @@ proc_type_key(unsigned type)
 {
 	if (type & PROC_MPS)
 		return "mps";
-	if (type & PROC_DRM)
+	/* a DRM client that is also a compute process (amdgpu's KFD) is compute, as in the table */
+	if ((type & PROC_DRM) && !(type & PROC_COMPUTE))
 		return "drm";
 	if ((type & PROC_COMPUTE) && (type & PROC_GRAPHICS))
 		return "compute+graphics";

@@ -248,10 +248,21 @@ gpu_thermal_memory(struct line *l, const struct gpu_device *d, const struct term
 	}
 }
 
+/* A GPU of a DRM driver (amdgpu, i915, xe, msm, nouveau, ...), not of NVIDIA's driver. */
+static bool
+is_drm(const struct gpu_device *d)
+{
+	return d->card[0] != '\0';
+}
+
 static void
 gpu_activity(struct line *l, const struct gpu_device *d, const struct term *t)
 {
 	char buf[64], a[16];
+	/* SMs are NVIDIA's; every other driver clocks its graphics engine */
+	bool gfx = is_drm(d);
+	enum gpu_field clk = gfx ? GF_CLOCK_GRAPHICS : GF_CLOCK_SM;
+	enum gpu_field clk_max = gfx ? GF_CLOCK_MAX_GRAPHICS : GF_CLOCK_MAX_SM;
 
 	strbuf_addstr(&l->sb, "     ");
 	l->width += 5;
@@ -260,9 +271,13 @@ gpu_activity(struct line *l, const struct gpu_device *d, const struct term *t)
 	item(l, t, "Enc", val(a, sizeof(a), d, GF_UTIL_ENC, 0, "%"), ST_NONE, 9);
 	item(l, t, "Dec", val(a, sizeof(a), d, GF_UTIL_DEC, 0, "%"), ST_NONE, 8);
 	gap(l);
-	item(l, t, "SM", pair(buf, sizeof(buf), d, GF_CLOCK_SM, GF_CLOCK_MAX_SM, " MHz"), ST_NONE,
-	     20);
-	item(l, t, "Fan", val(a, sizeof(a), d, GF_FAN, 0, "%"), ST_NONE, 0);
+	item(l, t, gfx ? "GFX" : "SM", pair(buf, sizeof(buf), d, clk, clk_max, " MHz"), ST_NONE,
+	     gfx ? 21 : 20);
+	/* some fans report only their speed (amdgpu without PWM control, xe) */
+	if (!dev_has(d, GF_FAN) && dev_has(d, GF_FAN_RPM))
+		item(l, t, "Fan", val(a, sizeof(a), d, GF_FAN_RPM, 0, " RPM"), ST_NONE, 0);
+	else
+		item(l, t, "Fan", val(a, sizeof(a), d, GF_FAN, 0, "%"), ST_NONE, 0);
 }
 
 static void
@@ -273,6 +288,31 @@ link_str(char *buf, size_t size, const struct gpu_device *d, enum gpu_field gen,
 
 	snprintf(buf, size, "Gen%s x%s", val(g, sizeof(g), d, gen, 0, ""),
 	         val(w, sizeof(w), d, width, 0, ""));
+}
+
+/*
+ * Persistence and MIG are NVIDIA's driver's: a DRM GPU shows instead which
+ * driver and DRM card it is (what /dev/dri and the kernel log call it), its
+ * VBIOS and its graphics voltage, each while it fits the terminal.
+ */
+static void
+drm_identity(struct line *l, const struct gpu_device *d, const struct term *t)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%s %s", d->driver[0] ? d->driver : "no driver", d->card);
+	put(l, t, ST_NONE, buf);
+	if (d->vbios[0] && l->width + 2 + 6 + fmt_width(d->vbios) <= (size_t)t->width) {
+		gap(l);
+		item(l, t, "VBIOS", d->vbios, ST_NONE, 0);
+	}
+	if (dev_has(d, GF_VOLTAGE_GFX)) {
+		snprintf(buf, sizeof(buf), "%.0f mV", d->v[GF_VOLTAGE_GFX]);
+		if (l->width + 2 + fmt_width(buf) <= (size_t)t->width) {
+			gap(l);
+			put(l, t, ST_NONE, buf);
+		}
+	}
 }
 
 static void
@@ -297,6 +337,10 @@ gpu_modes(struct line *l, const struct gpu_device *d, const struct term *t)
 		snprintf(buf, sizeof(buf), "%s (max %s)", now, max);
 	/* below its maximum while idle is power saving; under load it costs bandwidth */
 	item(l, t, "PCIe", buf, busy && degraded ? ST_YELLOW : ST_NONE, 31);
+	if (is_drm(d)) {
+		drm_identity(l, d, t);
+		return;
+	}
 	item(l, t, "Persistence",
 	     !dev_has(d, GF_PERSISTENCE) ? NA
 	     : d->v[GF_PERSISTENCE]      ? "on"
@@ -412,6 +456,32 @@ gpu_engines(struct strbuf *sb, const struct gpu_device *d, const struct term *t)
 			strbuf_addf(&line, "%s %.0f%%", d->engine[i].name, d->engine[i].percent);
 	}
 	alert(sb, t, 5, "Engines", line.buf, ST_NONE);
+	strbuf_release(&line);
+}
+
+/*
+ * Where Util comes from when it is not the driver's own busy figure (the
+ * busiest engine of the DRM clients that could be read), or why it is
+ * unknown: one dim line.
+ */
+static void
+gpu_util_source(struct strbuf *sb, const struct gpu_device *d, const struct term *t)
+{
+	struct strbuf line = STRBUF_INIT;
+
+	if (d->state != DEV_OK)
+		return;
+	if (!strcmp(d->util_source, "fdinfo")) {
+		if (d->util_note[0])
+			strbuf_addf(&line, "Util from fdinfo (%s)", d->util_note);
+		else
+			strbuf_addstr(&line,
+			              "Util from fdinfo: the busiest engine of the processes seen");
+	} else if (!dev_has(d, GF_UTIL_GPU) && d->util_note[0]) {
+		strbuf_addf(&line, "Util unknown (%s)", d->util_note);
+	}
+	if (line.len)
+		alert(sb, t, 5, NULL, line.buf, ST_DIM);
 	strbuf_release(&line);
 }
 
@@ -552,13 +622,18 @@ proc_cell(char *buf, size_t size, const struct gpu_snapshot *snap, const struct 
 		                                        : NA);
 		break;
 	case PC_GPUMEM:
-		/* device memory; on an integrated GPU, the system memory it maps */
-		if (p->gpu_denied)
-			snprintf(buf, size, "?");
-		else if (proc_has(p, PF_GPU_MEM))
+		/*
+		 * device memory; when it holds none (an integrated GPU, whose
+		 * stolen memory i915 counts as local), the system memory it
+		 * maps; "?" when its fdinfo is closed to us and nothing else
+		 * (amdgpu's KFD) told
+		 */
+		if (proc_has(p, PF_GPU_MEM) && (p->v[PF_GPU_MEM] > 0 || !proc_has(p, PF_SYS_MEM)))
 			fmt_mib(buf, size, p->v[PF_GPU_MEM]);
 		else if (proc_has(p, PF_SYS_MEM))
 			fmt_mib(buf, size, p->v[PF_SYS_MEM]);
+		else if (p->gpu_denied)
+			snprintf(buf, size, "?");
 		else
 			snprintf(buf, size, NA);
 		break;
@@ -729,6 +804,7 @@ table_status(struct strbuf *sb, const struct gpu_snapshot *snap, const struct te
 		strbuf_addch(sb, '\n');
 		gpu_block(sb, d, t, name_w);
 		gpu_engines(sb, d, t);
+		gpu_util_source(sb, d, t);
 		gpu_alerts(sb, d, t);
 	}
 	if (with_procs)

@@ -28,7 +28,9 @@ env_fake() {
 		GPUSCOPE_CLOCK=1767225600 GPUSCOPE_PROC_ROOT=tests/fixtures/proc \
 		GPUSCOPE_SYSFS_ROOT=tests/fixtures/sys-empty GPUSCOPE_PASSWD=tests/fixtures/passwd "$@"
 }
-keys=$( (FAKE_NVML_SCENARIO=tests/scenarios/h100x2.scn env_fake "$bin" --json; "$bin" --demo --json) |
+# the mixed machine adds what AMD, Intel and their DRM clients print
+keys=$( (FAKE_NVML_SCENARIO=tests/scenarios/h100x2.scn env_fake "$bin" --json; "$bin" --demo --json
+	FAKE_NVML_SCENARIO=tests/scenarios/mixed-8.scn env_fake "$bin" --root tests/fixtures/mixed --json) |
 	grep -oE '^ *"[a-z_0-9]+":' | tr -d ' ":' | sort -u)
 missing=""
 for k in $keys; do

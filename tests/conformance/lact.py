@@ -82,11 +82,10 @@ def gap(cards, quantity, why):
         GAPS[(c, quantity)] = why
 
 
-# radeon (HD 7870, pre-GCN): drm_generic.c reads its temp1 only
-gap("hd7870", "gpu clock", "drm_generic.c does not read hwmon freq1_input (300000000 Hz)")
-gap("hd7870", "fan pwm", "drm_generic.c does not read hwmon pwm1/pwm1_max (51/255)")
-gap("hd7870", "link speed", "drm_generic.c does not read current_link_speed (8.0 GT/s PCIe)")
-gap("hd7870", "link width", "drm_generic.c does not read current_link_width (1)")
+# None now. radeon (hd7870) is read by drm_generic.c, which reads hwmon's
+# freq1_input (sclk) and pwm1/pwm1_max as well as temp1. Its PCIe link was
+# never a gap: drm.c's drm_read_pcie() reads current_link_speed/width of
+# every PCI card, whatever its module, and the tree built here is on PCI.
 
 
 # --- building a sysfs root from a LACT card tree -------------------------------

@@ -1,9 +1,9 @@
 #!/bin/sh
 # Golden-output tests: each directory here is one case.
 #   cmd            the arguments to gpuscope, on one line (shell words)
-#   env            optional KEY=VALUE lines added to the defaults below;
-#                  @O@ is the build directory, @ROOT@ the repository
+#   env            optional KEY=VALUE lines added to the defaults below
 #   expected.out   stdout, expected.err stderr, expected.rc the exit code
+# In cmd and env, @O@ is the build directory and @ROOT@ the repository.
 # The run uses the fake NVML library, fixture /proc and /sys roots, a fixed
 # clock and TZ=UTC, so the output is the same on every machine. Paths of
 # the build directory print as BUILD/. UPDATE=1 rewrites the expected files.
@@ -39,7 +39,7 @@ for dir in tests/golden/*/; do
 		echo "COLUMNS=80"
 		[ -f "$dir/env" ] && cat "$dir/env"
 	} | sed -e "s|@O@|$ROOT/$O|g" -e "s|@ROOT@|$ROOT|g" >"$envfile"
-	args=$(head -n 1 "$dir/cmd")
+	args=$(head -n 1 "$dir/cmd" | sed -e "s|@O@|$ROOT/$O|g" -e "s|@ROOT@|$ROOT|g")
 	(
 		unset NO_COLOR FAKE_NVML_SCENARIO FAKE_NVML_LOG GPUSCOPE_NVML TERM
 		while IFS= read -r kv; do

@@ -970,6 +970,184 @@ out:
 	rm_tree(root);
 }
 
+/*
+ * The index from debugfs dri/<minor>/clients: only the listed processes
+ * are walked. Pid 400 holds a DRM fd but is not listed (which a real kernel
+ * would not do), so finding it proves a walk of the whole /proc.
+ */
+static const char clients_head[] =
+        "             command  tgid dev master a   uid      magic                     name    id\n";
+
+static void
+clients_root(char *root, size_t size, const char *name)
+{
+	char proc[4300], sys[4300], path[8192];
+	char text[256];
+	const uint32_t pids[] = { 100, 200, 400 };
+
+	tmp_path(root, size, name);
+	make_dir(root);
+	join(proc, sizeof(proc), root, "proc");
+	join(sys, sizeof(sys), root, "sys");
+	make_dir(proc);
+	make_dir(sys);
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(text, sizeof(text),
+		         "drm-driver:\tamdgpu\ndrm-client-id:\t%d\ndrm-pdev:\t0000:03:00.0\n"
+		         "drm-resident-vram:\t4 MiB\n",
+		         (int)(10 + i));
+		add_proc(proc, pids[i], 1000 + i, 5, "/dev/dri/renderD128", text);
+	}
+	add_proc(proc, 300, 1300, 3, "pipe:[77]", NULL);
+	/* sysfs: card0 and renderD128 of one device, a connector */
+	join(path, sizeof(path), sys, "devices");
+	make_dir(path);
+	join(path, sizeof(path), sys, "devices/0000:03:00.0");
+	make_dir(path);
+	join(path, sizeof(path), sys, "devices/0000:03:00.0/drm");
+	make_dir(path);
+	for (int i = 0; i < 2; i++) {
+		const char *node = i ? "renderD128" : "card0";
+		char dir[8300];
+
+		snprintf(dir, sizeof(dir), "%s/%s", path, node);
+		make_dir(dir);
+		link_at(dir, "device", "../../../0000:03:00.0");
+	}
+	join(path, sizeof(path), sys, "class");
+	make_dir(path);
+	join(path, sizeof(path), sys, "class/drm");
+	make_dir(path);
+	link_at(path, "card0", "../../devices/0000:03:00.0/drm/card0");
+	link_at(path, "renderD128", "../../devices/0000:03:00.0/drm/renderD128");
+	link_at(path, "card0-DP-1", "../../devices/0000:03:00.0/drm/card0/card0-DP-1");
+	write_at(path, "version", "drm 1.1.0 20060810\n");
+	join(path, sizeof(path), sys, "kernel");
+	make_dir(path);
+	join(path, sizeof(path), sys, "kernel/debug");
+	make_dir(path);
+	join(path, sizeof(path), sys, "kernel/debug/dri");
+	make_dir(path);
+	join(path, sizeof(path), sys, "kernel/debug/dri/0");
+	make_dir(path);
+}
+
+static void
+write_clients(const char *root, const char *minor, const char *text)
+{
+	char path[8192], rel[64];
+
+	snprintf(rel, sizeof(rel), "sys/kernel/debug/dri/%s/clients", minor);
+	join(path, sizeof(path), root, rel);
+	write_str(path, text);
+}
+
+/* Sample a fresh scanner of root: whether pids 100, 200 and 400 were found, as "yyn". */
+static void
+clients_run(const char *root, bool *listed, char found[4])
+{
+	char proc[4300], sys[4300];
+	struct gs_config cfg;
+	struct fdinfo_scan *s;
+	const uint32_t pids[] = { 100, 200, 400 };
+
+	join(proc, sizeof(proc), root, "proc");
+	join(sys, sizeof(sys), root, "sys");
+	cfg_for(&cfg, proc, sys, 5);
+	s = fdinfo_new(&cfg);
+	sample(s, 1);
+	*listed = fdinfo_listed(s);
+	for (int i = 0; i < 3; i++)
+		found[i] = find(s, pids[i]) ? 'y' : 'n';
+	found[3] = '\0';
+	fdinfo_free(s);
+}
+
+static void
+test_clients_list(void)
+{
+	char root[4096], found[4], path[8192], extra[8192];
+	bool listed;
+
+	clients_root(root, sizeof(root), "clients");
+	/* no clients file: the whole of /proc */
+	clients_run(root, &listed, found);
+	ok(!listed, "no debugfs clients list: /proc walked whole");
+	is_str(found, "yyy", "... finding every DRM process");
+
+	/* 6.13 format with name and id; comm with blanks; a client whose pid is not ours */
+	snprintf(extra, sizeof(extra),
+	         "%s"
+	         "                Xorg   100   0   y    y     0          0                  <unset>"
+	         "                  10\n"
+	         "         Web Content   200 128   n    n  1000          0                  <unset>"
+	         "                  11\n"
+	         "           <unknown>     0 128   n    n     0          0                  <unset>"
+	         "                  12\n",
+	         clients_head);
+	write_clients(root, "0", extra);
+	clients_run(root, &listed, found);
+	ok(listed, "every device listed: the index comes from debugfs clients");
+	is_str(found, "yyn", "... walking only the listed processes (pid 0 skipped)");
+
+	/* Linux 6.1: no name or id columns */
+	write_clients(root, "0",
+	              "             command  tgid dev master a   uid      magic\n"
+	              "                Xorg   400   0   y    y     0          0\n");
+	clients_run(root, &listed, found);
+	ok(listed && !strcmp(found, "nny"), "6.1 format: %s", found);
+
+	/* before 6.4 the column is "pid": a thread's id, mapped to its process */
+	join(path, sizeof(path), root, "proc/401");
+	make_dir(path);
+	write_at(path, "status", "Name:\tworker\nUmask:\t0022\nState:\tS\nTgid:\t400\nNgid:\t0\n");
+	write_clients(root, "0",
+	              "             command   pid dev master a   uid      magic\n"
+	              "              worker   401 128   n    y     0          0\n"
+	              "              gone     999 128   n    y     0          0\n");
+	clients_run(root, &listed, found);
+	ok(listed && !strcmp(found, "nny"), "pid column: thread 401 counts as its process 400: %s",
+	   found);
+
+	/* a line not in the kernel's format: walk */
+	write_clients(root, "0",
+	              "             command  tgid dev master a   uid      magic\n"
+	              "garbage\n");
+	clients_run(root, &listed, found);
+	ok(!listed && !strcmp(found, "yyy"), "a line not in the format: walk (%s)", found);
+	write_clients(root, "0", "some other header\n");
+	clients_run(root, &listed, found);
+	ok(!listed, "another header: walk");
+	write_clients(root, "0", "");
+	clients_run(root, &listed, found);
+	ok(!listed, "empty file: walk");
+
+	/* a second device without a list: walk; with one via its render node: listed */
+	write_clients(root, "0",
+	              "             command  tgid dev master a   uid      magic\n"
+	              "                Xorg   100   0   y    y     0          0\n");
+	join(path, sizeof(path), root, "sys/devices/0000:04:00.0");
+	make_dir(path);
+	join(path, sizeof(path), root, "sys/devices/0000:04:00.0/drm");
+	make_dir(path);
+	join(path, sizeof(path), root, "sys/devices/0000:04:00.0/drm/renderD129");
+	make_dir(path);
+	link_at(path, "device", "../../../0000:04:00.0");
+	join(path, sizeof(path), root, "sys/class/drm");
+	link_at(path, "renderD129", "../../devices/0000:04:00.0/drm/renderD129");
+	clients_run(root, &listed, found);
+	ok(!listed && !strcmp(found, "yyy"), "a device without a list: walk (%s)", found);
+	join(path, sizeof(path), root, "sys/kernel/debug/dri/129");
+	make_dir(path);
+	write_clients(root, "129",
+	              "             command  tgid dev master a   uid      magic\n"
+	              "                 app   200 129   n    y     0          0\n");
+	clients_run(root, &listed, found);
+	ok(listed && !strcmp(found, "yyn"), "both devices listed: union of their lists (%s)",
+	   found);
+	rm_tree(root);
+}
+
 static void
 test_errors(void)
 {
@@ -982,6 +1160,15 @@ test_errors(void)
 	s = fdinfo_new(&cfg);
 	is_int(fdinfo_sample(s, 1, &err), E_NOTFOUND, "no proc_root: E_NOTFOUND");
 	ok(strstr(err.msg, "/nonexistent/proc") != NULL, "... naming it: %s", err.msg);
+	fdinfo_procs(s, &nr);
+	is_int(nr, 0, "... and no processes");
+	fdinfo_free(s);
+
+	/* under --root, a saved tree without /proc just has no processes */
+	cfg.root = "/nonexistent";
+	s = fdinfo_new(&cfg);
+	err = (struct err)ERR_INIT;
+	is_int(fdinfo_sample(s, 1, &err), 0, "--root without proc: no error");
 	fdinfo_procs(s, &nr);
 	is_int(nr, 0, "... and no processes");
 	fdinfo_free(s);
@@ -1023,6 +1210,7 @@ main(void)
 	test_fixture();
 	test_index();
 	test_permissions();
+	test_clients_list();
 	test_errors();
 	test_real();
 	rm_tree(tmp_dir);

@@ -1,10 +1,11 @@
 /*
  * Tests of the generic DRM module (msm, panfrost, panthor, v3d, lima,
- * nouveau, ...): names from the device tree, the clock from devfreq (the
- * device's own, or msm's component GPU seen from class/devfreq), GPU
- * temperature from hwmon or a "gpu" thermal zone, and a suspended GPU left
- * untouched. Fixture roots tests/fixtures/msm-*, plus small trees built in
- * a temporary directory for the naming rules and other drivers.
+ * nouveau, radeon, ...): names from the device tree, the clock from devfreq
+ * (the device's own, or msm's component GPU seen from class/devfreq), hwmon
+ * channels by their labels (temperatures, clocks, power, fan speed and
+ * PWM; broken values stay unknown), GPU temperature from a "gpu" thermal
+ * zone, and a suspended GPU left untouched. Fixture roots tests/fixtures/msm-*, plus small trees
+ * built in a temporary directory for the naming rules and other drivers.
  *
  * Run it from the repository root, or set GPUSCOPE_FIXTURES to the
  * fixtures directory.
@@ -616,6 +617,281 @@ test_display_only(void)
 	stop(&r);
 }
 
+/* --- hwmon of PCI cards (radeon, nouveau, any driver) --------------------------------- */
+
+/*
+ * A PCI GPU at 0000:01:00.0 bound to driver, its card0, and its hwmon
+ * directory hwmon (named after the driver unless name is given), as
+ * sysfs shows them. Returns the hwmon directory relative to sys in hw.
+ */
+static void
+pci_gpu(const char *sys, const char *driver, const char *vendor, const char *hwmon,
+        const char *name, char *hw, size_t size)
+{
+	const char *dev = "devices/pci0000:00/0000:00:01.0/0000:01:00.0";
+	char rel[PATH_MAX], buf[PATH_MAX];
+
+	fmt(rel, sizeof(rel), "%s/vendor", dev);
+	put(sys, rel, vendor);
+	fmt(rel, sizeof(rel), "%s/power/runtime_status", dev);
+	put(sys, rel, "active\n");
+	fmt(rel, sizeof(rel), "bus/pci/drivers/%s/uevent", driver);
+	put(sys, rel, "");
+	fmt(rel, sizeof(rel), "%s/driver", dev);
+	fmt(buf, sizeof(buf), "../../../../bus/pci/drivers/%s", driver);
+	link_to(sys, rel, buf);
+	fmt(rel, sizeof(rel), "%s/drm/card0/device", dev);
+	link_to(sys, rel, "../../../0000:01:00.0");
+	link_to(sys, "class/drm/card0",
+	        "../../devices/pci0000:00/0000:00:01.0/0000:01:00.0/drm/card0");
+	fmt(hw, size, "%s/hwmon/%s", dev, hwmon);
+	fmt(rel, sizeof(rel), "%s/name", hw);
+	fmt(buf, sizeof(buf), "%s\n", name ? name : driver);
+	put(sys, rel, buf);
+}
+
+/* hw/file under sys */
+static void
+hw_put(const char *sys, const char *hw, const char *file, const char *text)
+{
+	char rel[PATH_MAX];
+
+	fmt(rel, sizeof(rel), "%s/%s", hw, file);
+	put(sys, rel, text);
+}
+
+static void
+hw_rm(const char *sys, const char *hw, const char *file)
+{
+	char path[PATH_MAX];
+
+	fmt(path, sizeof(path), "%s/%s/%s", sys, hw, file);
+	unlink(path);
+}
+
+static void
+test_radeon(void)
+{
+	char sys[PATH_MAX], hw[PATH_MAX], other[PATH_MAX];
+	struct run r;
+
+	/* the hwmon3 of LACT's HD 7870 (Pitcairn, radeon) */
+	fmt(sys, sizeof(sys), "%s/radeon/sys", tmp_dir);
+	pci_gpu(sys, "radeon", "0x1002\n", "hwmon3", NULL, hw, sizeof(hw));
+	hw_put(sys, hw, "freq1_input", "300000000\n");
+	hw_put(sys, hw, "pwm1", "51\n");
+	hw_put(sys, hw, "pwm1_enable", "1\n");
+	hw_put(sys, hw, "pwm1_min", "0\n");
+	hw_put(sys, hw, "pwm1_max", "255\n");
+	hw_put(sys, hw, "temp1_input", "27000\n");
+	hw_put(sys, hw, "temp1_crit", "120000\n");
+	hw_put(sys, hw, "temp1_crit_hyst", "90000\n");
+	/* another hwmon of the device, lower-numbered: not the driver's */
+	fmt(other, sizeof(other), "%s", hw);
+	snprintf(strrchr(other, '/') + 1, 16, "hwmon0");
+	hw_put(sys, other, "name", "acpi_fan\n");
+	hw_put(sys, other, "temp1_input", "99000\n");
+	hw_put(sys, other, "freq1_input", "900000000\n");
+	start(&r, sys, "card0");
+	ok(r.card.pci && !strcmp(r.card.driver, "radeon"), "radeon: a PCI card");
+	is_dbl(val(&r.dev, GF_CLOCK_GRAPHICS), 300, EPS, "radeon: freq1_input (unlabelled) in MHz");
+	is_dbl(val(&r.dev, GF_CLOCK_SM), 300, EPS, "radeon: sclk is the SM clock too");
+	ok(!dev_has(&r.dev, GF_CLOCK_MEM), "radeon: no mclk channel, no memory clock");
+	is_dbl(val(&r.dev, GF_FAN), 20, EPS, "radeon: pwm1 51 of pwm1_max 255 is 20%%");
+	is_dbl(val(&r.dev, GF_TEMP_GPU), 27, EPS,
+	       "radeon: temp1_input of the hwmon named radeon, not of the lower hwmon0");
+	ok(!dev_has(&r.dev, GF_FAN_RPM) && !dev_has(&r.dev, GF_POWER_DRAW) &&
+	           !dev_has(&r.dev, GF_TEMP_HOTSPOT) && !dev_has(&r.dev, GF_TEMP_MEM),
+	   "radeon: no fan1_input, power or other temperature: unknown");
+	stop(&r);
+
+	/* no pwm1_max: the ABI's 0..255; an unreadable one too */
+	hw_rm(sys, hw, "pwm1_max");
+	start(&r, sys, "card0");
+	is_dbl(val(&r.dev, GF_FAN), 20, EPS, "radeon: no pwm1_max, pwm1 is 0..255");
+	stop(&r);
+	hw_put(sys, hw, "pwm1_max", "garbage\n");
+	start(&r, sys, "card0");
+	is_dbl(val(&r.dev, GF_FAN), 20, EPS, "radeon: an unreadable pwm1_max, pwm1 is 0..255");
+	stop(&r);
+	/* no hwmon named after the driver: the lowest-numbered */
+	hw_put(sys, hw, "name", "something\n");
+	start(&r, sys, "card0");
+	is_dbl(val(&r.dev, GF_TEMP_GPU), 99, EPS, "radeon: no hwmon named radeon: hwmon0");
+	stop(&r);
+}
+
+static void
+test_hwmon_labels(void)
+{
+	char sys[PATH_MAX], hw[PATH_MAX];
+	struct run r;
+
+	fmt(sys, sizeof(sys), "%s/labels/sys", tmp_dir);
+	pci_gpu(sys, "mygpu", "0x1234\n", "hwmon7", NULL, hw, sizeof(hw));
+	/* the channels in an order of their own: only the labels say which is which */
+	hw_put(sys, hw, "temp1_input", "61000\n");
+	hw_put(sys, hw, "temp1_label", "mem\n");
+	hw_put(sys, hw, "temp2_input", "48500\n");
+	hw_put(sys, hw, "temp2_label", "vrgfx\n");
+	hw_put(sys, hw, "temp3_input", "52000\n");
+	hw_put(sys, hw, "temp3_label", "junction\n");
+	hw_put(sys, hw, "temp4_input", "45000\n");
+	hw_put(sys, hw, "temp4_label", "edge\n");
+	hw_put(sys, hw, "freq1_input", "1000000000\n");
+	hw_put(sys, hw, "freq1_label", "mclk\n");
+	hw_put(sys, hw, "freq2_input", "1799999999\n");
+	hw_put(sys, hw, "freq2_label", "sclk\n");
+	hw_put(sys, hw, "power1_average", "35123000\n");
+	hw_put(sys, hw, "power1_input", "41000000\n");
+	hw_put(sys, hw, "fan1_input", "1450\n");
+	hw_put(sys, hw, "pwm1", "50\n");
+	hw_put(sys, hw, "pwm1_max", "200\n");
+	hw_put(sys, hw, "pwm1_enable", "2\n");
+	start(&r, sys, "card0");
+	is_dbl(val(&r.dev, GF_TEMP_GPU), 45, EPS, "labels: edge is the GPU's temperature");
+	is_dbl(val(&r.dev, GF_TEMP_HOTSPOT), 52, EPS, "labels: junction is the hotspot");
+	is_dbl(val(&r.dev, GF_TEMP_MEM), 61, EPS, "labels: mem is the memory's");
+	is_dbl(val(&r.dev, GF_CLOCK_GRAPHICS), 1800, EPS, "labels: sclk (freq2) in MHz, rounded");
+	is_dbl(val(&r.dev, GF_CLOCK_MEM), 1000, EPS, "labels: mclk (freq1) is the memory clock");
+	is_dbl(val(&r.dev, GF_POWER_AVERAGE), 35.123, 1e-9, "labels: power1_average in W");
+	is_dbl(val(&r.dev, GF_POWER_INSTANT), 41, 1e-9, "labels: power1_input in W");
+	is_dbl(val(&r.dev, GF_POWER_DRAW), 35.123, 1e-9, "labels: the draw is the average");
+	is_dbl(val(&r.dev, GF_FAN_RPM), 1450, EPS, "labels: fan1_input in rpm");
+	is_dbl(val(&r.dev, GF_FAN), 25, EPS, "labels: pwm1 50 of pwm1_max 200 is 25%%");
+	stop(&r);
+
+	/* no GPU label: the first unlabelled channel; an unknown label is not the GPU's */
+	hw_rm(sys, hw, "temp4_label");
+	hw_put(sys, hw, "temp5_input", "70000\n");
+	hw_rm(sys, hw, "freq2_label");
+	hw_rm(sys, hw, "power1_average");
+	start(&r, sys, "card0");
+	is_dbl(val(&r.dev, GF_TEMP_GPU), 45, EPS,
+	       "labels: no edge: the first unlabelled (temp4), not vrgfx (temp2)");
+	is_dbl(val(&r.dev, GF_CLOCK_GRAPHICS), 1800, EPS, "labels: no sclk: the unlabelled freq2");
+	is_dbl(val(&r.dev, GF_POWER_DRAW), 41, 1e-9,
+	       "labels: no average: the draw is power1_input");
+	ok(!dev_has(&r.dev, GF_POWER_AVERAGE), "labels: and no average");
+	stop(&r);
+
+	/* every channel labelled, none known: no GPU temperature, no clock */
+	hw_put(sys, hw, "temp4_label", "vddnb\n");
+	hw_put(sys, hw, "temp5_label", "soc\n");
+	hw_put(sys, hw, "freq2_label", "fclk\n");
+	start(&r, sys, "card0");
+	ok(!dev_has(&r.dev, GF_TEMP_GPU), "labels: only unknown labels: no GPU temperature");
+	ok(!dev_has(&r.dev, GF_CLOCK_GRAPHICS), "labels: fclk is not the graphics clock");
+	is_dbl(val(&r.dev, GF_CLOCK_MEM), 1000, EPS, "labels: mclk still is the memory clock");
+	stop(&r);
+}
+
+static void
+test_hwmon_broken(void)
+{
+	/* what a file may hold that is no reading */
+	static const struct {
+		const char *text;
+		size_t len;
+		const char *what;
+	} bad[] = {
+		{ "", 0, "empty" },
+		{ "\n", 1, "an empty line" },
+		{ "garbage\n", 8, "garbage" },
+		{ "12abc\n", 6, "a number with garbage after it" },
+		{ "0xffffffff\n", 11, "0xffffffff" },
+		{ "4294967295\n", 11, "4294967295" },
+		{ "18446744073709551615\n", 21, "0xffffffffffffffff (out of range)" },
+		{ "0xffffffffffffffff\n", 19, "0xffffffffffffffff" },
+		{ "-1\n", 3, "-1" },
+		{ "\0\0\0\0", 4, "NULs" },
+	};
+	static const struct {
+		const char *file;
+		enum gpu_field f;
+	} files[] = {
+		{ "temp1_input", GF_TEMP_GPU },
+		{ "freq1_input", GF_CLOCK_GRAPHICS },
+		{ "freq2_input", GF_CLOCK_MEM },
+		{ "power1_average", GF_POWER_AVERAGE },
+		{ "power1_input", GF_POWER_INSTANT },
+		{ "fan1_input", GF_FAN_RPM },
+		{ "pwm1", GF_FAN },
+	};
+	char sys[PATH_MAX], hw[PATH_MAX], rel[PATH_MAX];
+	struct run r;
+
+	fmt(sys, sizeof(sys), "%s/broken/sys", tmp_dir);
+	pci_gpu(sys, "radeon", "0x1002\n", "hwmon2", NULL, hw, sizeof(hw));
+	hw_put(sys, hw, "freq2_label", "mclk\n");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+			fmt(rel, sizeof(rel), "%s/%s", hw, files[k].file);
+			put_bytes(sys, rel, bad[i].text, bad[i].len);
+		}
+		start(&r, sys, "card0");
+		for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++)
+			ok(!dev_has(&r.dev, files[k].f), "broken: %s in %s: unknown", bad[i].what,
+			   files[k].file);
+		ok(!dev_has(&r.dev, GF_POWER_DRAW) && !dev_has(&r.dev, GF_CLOCK_SM),
+		   "broken: %s: no draw, no SM clock either", bad[i].what);
+		stop(&r);
+	}
+
+	/* values past what the hardware can give are sentinels, not readings */
+	hw_put(sys, hw, "temp1_input", "255000\n");
+	hw_put(sys, hw, "freq1_input", "0\n");
+	hw_put(sys, hw, "fan1_input", "65535\n");
+	hw_put(sys, hw, "pwm1", "256\n");
+	hw_put(sys, hw, "power1_input", "-5000000\n");
+	start(&r, sys, "card0");
+	ok(!dev_has(&r.dev, GF_TEMP_GPU), "broken: 255 °C is no temperature");
+	ok(!dev_has(&r.dev, GF_CLOCK_GRAPHICS),
+	   "broken: 0 Hz (radeon's 'cannot read') is no clock");
+	ok(!dev_has(&r.dev, GF_FAN_RPM), "broken: 65535 rpm is no fan speed");
+	ok(!dev_has(&r.dev, GF_FAN), "broken: pwm1 256 of 255 is no share");
+	ok(!dev_has(&r.dev, GF_POWER_DRAW), "broken: a negative power is no draw");
+	stop(&r);
+
+	/* and true zeros are readings */
+	hw_put(sys, hw, "fan1_input", "0\n");
+	hw_put(sys, hw, "pwm1", "0\n");
+	hw_put(sys, hw, "power1_input", "0\n");
+	hw_put(sys, hw, "temp1_input", "30000\n");
+	start(&r, sys, "card0");
+	is_dbl(val(&r.dev, GF_FAN_RPM), 0, EPS, "broken: a stopped fan reads 0 rpm");
+	is_dbl(val(&r.dev, GF_FAN), 0, EPS, "broken: and pwm1 0 is 0%%");
+	is_dbl(val(&r.dev, GF_POWER_DRAW), 0, EPS, "broken: 0 W is a reading");
+	is_dbl(val(&r.dev, GF_TEMP_GPU), 30, EPS, "broken: a good value is read again");
+	stop(&r);
+}
+
+static void
+test_nouveau_pwm(void)
+{
+	char sys[PATH_MAX], hw[PATH_MAX];
+	struct run r;
+
+	/* nouveau's pwm1 is a percent; its pwm1_max the highest duty it allows */
+	fmt(sys, sizeof(sys), "%s/nouveau-pwm/sys", tmp_dir);
+	pci_gpu(sys, "nouveau", "0x10de\n", "hwmon1", NULL, hw, sizeof(hw));
+	hw_put(sys, hw, "temp1_input", "41000\n");
+	hw_put(sys, hw, "pwm1", "40\n");
+	hw_put(sys, hw, "pwm1_min", "30\n");
+	hw_put(sys, hw, "pwm1_max", "80\n");
+	/* 0: the driver leaves the fan to the hardware; pwm1 still reads its duty */
+	hw_put(sys, hw, "pwm1_enable", "0\n");
+	start(&r, sys, "card0");
+	is_dbl(val(&r.dev, GF_FAN), 40, EPS,
+	       "nouveau: pwm1 40 is 40%%, whatever pwm1_max and pwm1_enable 0 say");
+	is_dbl(val(&r.dev, GF_TEMP_GPU), 41, EPS, "nouveau: temp1_input");
+	stop(&r);
+	hw_put(sys, hw, "pwm1", "101\n");
+	start(&r, sys, "card0");
+	ok(!dev_has(&r.dev, GF_FAN), "nouveau: pwm1 101 is no percent");
+	stop(&r);
+}
+
 int
 main(void)
 {
@@ -638,6 +914,10 @@ main(void)
 	test_panthor();
 	test_nouveau();
 	test_display_only();
+	test_radeon();
+	test_hwmon_labels();
+	test_hwmon_broken();
+	test_nouveau_pwm();
 	rc = done_testing();
 	fmt(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
 	if (system(cmd) != 0)
