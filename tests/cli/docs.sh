@@ -67,5 +67,15 @@ if command -v groff >/dev/null 2>&1; then
 	w=$(groff -man -Tutf8 -ww man/gpuscope.1 2>&1 >/dev/null)
 	if [ -z "$w" ]; then ok "man page renders cleanly"; else not_ok "groff warnings" "$w"; fi
 fi
+# 7. the README's sample tables are what gpuscope prints (golden output)
+missing=$(awk '/^```/ { inblock = !inblock; next } inblock' README.md |
+	grep -E '^( {1,2}[0-9]{1,2} |     [A-Z][a-z]+ |GPU     PID)' | while IFS= read -r line; do
+	cat tests/golden/*/expected.out | grep -qxF -- "$line" || echo "$line"
+done)
+if [ -z "$missing" ]; then
+	ok "every table line in README.md is in a golden output"
+else
+	not_ok "README.md table lines gpuscope no longer prints (update them from tests/golden):" "$missing"
+fi
 echo "1..$n"
 [ "$fail" -eq 0 ]
