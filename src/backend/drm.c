@@ -91,24 +91,6 @@ is_display_only(const char *driver)
 	return false;
 }
 
-/* The basename of the target of a symlink under the sysfs root, or "". */
-static void
-link_base(const struct gs_config *cfg, const char *rel, char *buf, size_t size)
-{
-	char path[4096], target[4096];
-	ssize_t n;
-	const char *slash;
-
-	buf[0] = '\0';
-	path_join(path, sizeof(path), cfg->sysfs_root, rel);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n <= 0)
-		return;
-	target[n] = '\0';
-	slash = strrchr(target, '/');
-	str_copy(buf, size, slash ? slash + 1 : target);
-}
-
 static bool
 is_pci_addr(const char *s)
 {
@@ -168,8 +150,8 @@ probe_card(const struct gs_config *cfg, const char *name, struct drm_card *card)
 	card->minor = (unsigned)minor;
 	snprintf(card->dev, sizeof(card->dev), "class/drm/%s/device", card->name);
 	snprintf(rel, sizeof(rel), "%s/driver", card->dev);
-	link_base(cfg, rel, card->driver, sizeof(card->driver));
-	link_base(cfg, card->dev, card->platform, sizeof(card->platform));
+	file_link_base(cfg->sysfs_root, rel, card->driver, sizeof(card->driver));
+	file_link_base(cfg->sysfs_root, card->dev, card->platform, sizeof(card->platform));
 	if (!strcmp(card->driver, "nvidia") || !strcmp(card->driver, "nvidia-drm"))
 		return false; /* NVML's */
 	if (is_display_only(card->driver))

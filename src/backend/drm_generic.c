@@ -50,50 +50,6 @@ struct generic {
 	unsigned nr_tz;
 };
 
-/* snprintf() for paths: a path that does not fit is left empty (it names nothing). */
-static bool __attribute__((format(printf, 3, 4)))
-pathf(char *buf, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= size) {
-		buf[0] = '\0';
-		return false;
-	}
-	return true;
-}
-
-static bool
-sys_exists(const struct gs_config *cfg, const char *rel)
-{
-	char path[4096];
-	struct stat st;
-
-	if (!rel[0])
-		return false;
-	return stat(path_join(path, sizeof(path), cfg->sysfs_root, rel), &st) == 0;
-}
-
-static int
-sys_s64(const struct gs_config *cfg, const char *rel, int64_t *v)
-{
-	char line[64], *end;
-	long long x;
-	int rc = file_read_line(cfg->sysfs_root, rel, line, sizeof(line), NULL);
-
-	if (rc < 0)
-		return rc;
-	x = strtoll(line, &end, 10);
-	if (end == line || (*end && *end != ' '))
-		return E_PARSE;
-	*v = x;
-	return 0;
-}
-
 /* --- names from the device tree ----------------------------------------------------------- */
 
 static void
@@ -193,12 +149,12 @@ dt_name(const struct gs_config *cfg, const char *dev, char *name, size_t size)
 	char rel[PATH_LEN * 2];
 	bool found = false;
 
-	pathf(rel, sizeof(rel), "%s/of_node/compatible", dev);
+	path_fmt(rel, sizeof(rel), "%s/of_node/compatible", dev);
 	if (file_read(cfg->sysfs_root, rel, &sb, 1024, NULL) == 0) {
 		for (size_t i = 0; i < sb.len && !found; i += strlen(sb.buf + i) + 1)
 			found = name_of(sb.buf + i, name, size);
 	}
-	pathf(rel, sizeof(rel), "%s/uevent", dev);
+	path_fmt(rel, sizeof(rel), "%s/uevent", dev);
 	if (!found && file_read(cfg->sysfs_root, rel, &sb, 4096, NULL) == 0) {
 		char *save = NULL;
 
@@ -258,7 +214,7 @@ gpu_devfreq(const struct gs_config *cfg, char *out, size_t size)
 		size_t n = strlen(de->d_name);
 
 		if (n > 4 && !strcmp(de->d_name + n - 4, ".gpu")) {
-			pathf(out, size, "class/devfreq/%s", de->d_name);
+			path_fmt(out, size, "class/devfreq/%s", de->d_name);
 			nr++;
 		}
 	}
@@ -281,7 +237,7 @@ devfreq_max(const struct gs_config *cfg, const struct generic *g, struct gpu_dev
 	struct strbuf sb = STRBUF_INIT;
 	int64_t best = 0, v;
 
-	pathf(rel, sizeof(rel), "%s/available_frequencies", g->devfreq);
+	path_fmt(rel, sizeof(rel), "%s/available_frequencies", g->devfreq);
 	if (file_read(cfg->sysfs_root, rel, &sb, 4096, NULL) == 0) {
 		char *p = sb.buf, *end;
 
@@ -296,8 +252,8 @@ devfreq_max(const struct gs_config *cfg, const struct generic *g, struct gpu_dev
 		}
 	}
 	strbuf_release(&sb);
-	pathf(rel, sizeof(rel), "%s/max_freq", g->devfreq);
-	if (!best && sys_s64(cfg, rel, &v) == 0 && v > 0)
+	path_fmt(rel, sizeof(rel), "%s/max_freq", g->devfreq);
+	if (!best && file_read_s64(cfg->sysfs_root, rel, &v, NULL) == 0 && v > 0)
 		best = v;
 	/* one clock drives the whole GPU: it is also the "SM" clock the table shows */
 	if (best > 0) {
@@ -321,11 +277,11 @@ scan_zones(const struct gs_config *cfg, struct generic *g)
 
 		if (strncmp(de->d_name, "thermal_zone", 12) || strlen(de->d_name) > 40)
 			continue;
-		pathf(rel, sizeof(rel), "class/thermal/%s/type", de->d_name);
+		path_fmt(rel, sizeof(rel), "class/thermal/%s/type", de->d_name);
 		if (file_read_line(cfg->sysfs_root, rel, type, sizeof(type), NULL) == 0 &&
 		    !strncmp(type, "gpu", 3))
-			pathf(g->tz[g->nr_tz++], sizeof(g->tz[0]), "class/thermal/%s/temp",
-			      de->d_name);
+			path_fmt(g->tz[g->nr_tz++], sizeof(g->tz[0]), "class/thermal/%s/temp",
+			         de->d_name);
 	}
 	closedir(d);
 }
@@ -339,8 +295,8 @@ hw_exists(const struct gs_config *cfg, const struct drm_card *card, const struct
 {
 	char path[PATH_LEN];
 
-	return pathf(path, sizeof(path), "%s/%s/%s", card->dev, g->hwmon, file) &&
-	       sys_exists(cfg, path);
+	return path_fmt(path, sizeof(path), "%s/%s/%s", card->dev, g->hwmon, file) &&
+	       file_exists(cfg->sysfs_root, path);
 }
 
 static int
@@ -349,7 +305,7 @@ hw_s64(const struct gs_config *cfg, const struct drm_card *card, const struct ge
 {
 	char rel[128];
 
-	if (!pathf(rel, sizeof(rel), "%s/%s", g->hwmon, file))
+	if (!path_fmt(rel, sizeof(rel), "%s/%s", g->hwmon, file))
 		return E_NOTFOUND;
 	return drm_read_s64(cfg, card, rel, v);
 }
@@ -383,7 +339,7 @@ find_hwmon(const struct gs_config *cfg, const struct drm_card *card, char *out, 
 
 	if (!drm_hwmon(cfg, card, out, size))
 		return false;
-	pathf(rel, sizeof(rel), "%s/hwmon", card->dev);
+	path_fmt(rel, sizeof(rel), "%s/hwmon", card->dev);
 	d = card->driver[0] ? opendir(path_join(dir, sizeof(dir), cfg->sysfs_root, rel)) : NULL;
 	if (!d)
 		return true;
@@ -392,7 +348,7 @@ find_hwmon(const struct gs_config *cfg, const struct drm_card *card, char *out, 
 		char file[64], name[64];
 
 		if (strncmp(de->d_name, "hwmon", 5) || n >= sizeof(best) ||
-		    !pathf(file, sizeof(file), "hwmon/%s/name", de->d_name) ||
+		    !path_fmt(file, sizeof(file), "hwmon/%s/name", de->d_name) ||
 		    drm_read_line(cfg, card, file, name, sizeof(name)) < 0 ||
 		    strcmp(name, card->driver))
 			continue;
@@ -403,7 +359,7 @@ find_hwmon(const struct gs_config *cfg, const struct drm_card *card, char *out, 
 	}
 	closedir(d);
 	if (best[0])
-		pathf(out, size, "hwmon/%s", best);
+		path_fmt(out, size, "hwmon/%s", best);
 	return true;
 }
 
@@ -435,7 +391,7 @@ find_channels(const struct gs_config *cfg, const struct drm_card *card, struct g
 		snprintf(file, sizeof(file), "%s%d_input", type, n);
 		if (!hw_exists(cfg, card, g, file))
 			continue;
-		pathf(rel, sizeof(rel), "%s/%s%d_label", g->hwmon, type, n);
+		path_fmt(rel, sizeof(rel), "%s/%s%d_label", g->hwmon, type, n);
 		if (drm_read_line(cfg, card, rel, label, sizeof(label)) < 0) {
 			if (unlabelled < 0)
 				unlabelled = n;
@@ -578,16 +534,16 @@ generic_scan(const struct gs_config *cfg, const struct drm_card *card, struct gp
 	if (drm_suspended(cfg, card))
 		return 0; /* drm.c never asks; nothing here would wake the GPU */
 	g = xcalloc(1, sizeof(*g));
-	pathf(rel, sizeof(rel), "%s/devfreq", card->dev);
+	path_fmt(rel, sizeof(rel), "%s/devfreq", card->dev);
 	if (first_entry(cfg, rel, entry, sizeof(entry)))
-		pathf(g->devfreq, sizeof(g->devfreq), "%s/devfreq/%s", card->dev, entry);
+		path_fmt(g->devfreq, sizeof(g->devfreq), "%s/devfreq/%s", card->dev, entry);
 	else if (!strncmp(card->driver, "msm", 3) &&
 	         !gpu_devfreq(cfg, g->devfreq, sizeof(g->devfreq)))
 		g->devfreq[0] = '\0';
 	/* a PCI GPU (nouveau) is named by drm.c from pci.ids */
 	if (!card->pci && !dt_name(cfg, card->dev, dev->name, sizeof(dev->name)) && g->devfreq[0]) {
 		/* the card is the display controller's: name the GPU its devfreq belongs to */
-		pathf(rel, sizeof(rel), "%s/device", g->devfreq);
+		path_fmt(rel, sizeof(rel), "%s/device", g->devfreq);
 		if (!dt_name(cfg, rel, dev->name, sizeof(dev->name)))
 			dev->name[0] = '\0';
 	}
@@ -612,8 +568,8 @@ generic_read(const struct gs_config *cfg, const struct drm_card *card, void *pri
 	if (!g || drm_suspended(cfg, card))
 		return 0;
 	if (g->devfreq[0]) {
-		pathf(rel, sizeof(rel), "%s/cur_freq", g->devfreq);
-		if (sys_s64(cfg, rel, &v) == 0 && v >= 0) {
+		path_fmt(rel, sizeof(rel), "%s/cur_freq", g->devfreq);
+		if (file_read_s64(cfg->sysfs_root, rel, &v, NULL) == 0 && v >= 0) {
 			dev_set(dev, GF_CLOCK_GRAPHICS, hz_to_mhz(v));
 			dev_set(dev, GF_CLOCK_SM, hz_to_mhz(v));
 		}
@@ -621,7 +577,7 @@ generic_read(const struct gs_config *cfg, const struct drm_card *card, void *pri
 	read_hwmon(cfg, card, g, dev);
 	for (unsigned i = 0; i < g->nr_tz; i++)
 		/* the hottest of the GPU's zones (gpuss0, gpuss1, ...) */
-		if (sys_s64(cfg, g->tz[i], &v) == 0 &&
+		if (file_read_s64(cfg->sysfs_root, g->tz[i], &v, NULL) == 0 &&
 		    (!dev_has(dev, GF_TEMP_GPU) || (double)v / 1000 > dev->v[GF_TEMP_GPU]))
 			dev_set(dev, GF_TEMP_GPU, (double)v / 1000);
 	return 0;

@@ -91,23 +91,6 @@ struct intel {
 	const char *pmu_note;
 };
 
-/* snprintf() for paths: a path that does not fit is left empty (it names nothing). */
-static bool __attribute__((format(printf, 3, 4)))
-pathf(char *buf, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= size) {
-		buf[0] = '\0';
-		return false;
-	}
-	return true;
-}
-
 /* Driver-given throttle reason names and what each means in NVML's terms. */
 static const struct {
 	const char *name;
@@ -156,46 +139,13 @@ reason_bit(const char *name)
 	return 0;
 }
 
-/* Files relative to the sysfs root (i915's card directory is not under the device). */
-static bool
-sys_exists(const struct gs_config *cfg, const char *rel)
-{
-	char path[4096];
-	struct stat st;
-
-	if (!rel[0])
-		return false;
-	/* stat() does not run the attribute's show(): it touches no hardware */
-	return stat(path_join(path, sizeof(path), cfg->sysfs_root, rel), &st) == 0;
-}
-
-static int
-sys_s64(const struct gs_config *cfg, const char *rel, int64_t *v)
-{
-	char line[64], *end;
-	long long x;
-	int rc;
-
-	if (!rel[0])
-		return E_NOTFOUND;
-	rc = file_read_line(cfg->sysfs_root, rel, line, sizeof(line), NULL);
-	if (rc < 0)
-		return rc;
-	errno = 0;
-	x = strtoll(line, &end, 0);
-	if (end == line || errno || (*end && *end != ' '))
-		return E_PARSE;
-	*v = x;
-	return 0;
-}
-
 /* A frequency file's value in MHz, or false when absent or implausible. */
 static bool
 read_mhz(const struct gs_config *cfg, const char *rel, double *mhz)
 {
 	int64_t v;
 
-	if (sys_s64(cfg, rel, &v) < 0 || v < 0 || v > MAX_MHZ)
+	if (file_read_s64(cfg->sysfs_root, rel, &v, NULL) < 0 || v < 0 || v > MAX_MHZ)
 		return false;
 	*mhz = (double)v;
 	return true;
@@ -206,8 +156,8 @@ dev_exists(const struct gs_config *cfg, const struct drm_card *card, const char 
 {
 	char path[PATH_LEN * 2];
 
-	pathf(path, sizeof(path), "%s/%s", card->dev, rel);
-	return sys_exists(cfg, path);
+	path_fmt(path, sizeof(path), "%s/%s", card->dev, rel);
+	return file_exists(cfg->sysfs_root, path);
 }
 
 /* "<dir>/<prefix><name><suffix>" into f, or "" when that file does not exist. */
@@ -215,8 +165,8 @@ static void
 freq_file(const struct gs_config *cfg, char *f, const char *dir, const char *prefix,
           const char *name, const char *suffix)
 {
-	pathf(f, PATH_LEN, "%s/%s%s%s", dir, prefix, name, suffix);
-	if (!sys_exists(cfg, f))
+	path_fmt(f, PATH_LEN, "%s/%s%s%s", dir, prefix, name, suffix);
+	if (!file_exists(cfg->sysfs_root, f))
 		f[0] = '\0';
 }
 
@@ -226,8 +176,8 @@ has_entry(const struct gs_config *cfg, const char *rel, const char *name)
 {
 	char path[PATH_LEN * 2];
 
-	pathf(path, sizeof(path), "%s/%s", rel, name);
-	return sys_exists(cfg, path);
+	path_fmt(path, sizeof(path), "%s/%s", rel, name);
+	return file_exists(cfg->sysfs_root, path);
 }
 
 /*
@@ -241,7 +191,7 @@ xe_gt_role(const struct gs_config *cfg, const char *gt)
 	char rel[PATH_LEN * 2], name[32];
 	size_t n;
 
-	pathf(rel, sizeof(rel), "%s/gtidle/name", gt);
+	path_fmt(rel, sizeof(rel), "%s/gtidle/name", gt);
 	if (file_read_line(cfg->sysfs_root, rel, name, sizeof(name), NULL) == 0 &&
 	    (n = strlen(name)) > 3) {
 		if (!strcmp(name + n - 3, "-rc"))
@@ -249,7 +199,7 @@ xe_gt_role(const struct gs_config *cfg, const char *gt)
 		if (!strcmp(name + n - 3, "-mc"))
 			return 0;
 	}
-	pathf(rel, sizeof(rel), "%s/engines", gt);
+	path_fmt(rel, sizeof(rel), "%s/engines", gt);
 	if (has_entry(cfg, rel, "rcs") || has_entry(cfg, rel, "ccs"))
 		return 1;
 	if (has_entry(cfg, rel, "vcs") || has_entry(cfg, rel, "vecs"))
@@ -262,7 +212,7 @@ xe_freq(const struct gs_config *cfg, struct gt_freq *f, const char *gt)
 {
 	char dir[PATH_LEN];
 
-	pathf(dir, sizeof(dir), "%s/freq0", gt);
+	path_fmt(dir, sizeof(dir), "%s/freq0", gt);
 	freq_file(cfg, f->act, dir, "", "act", "_freq");
 	freq_file(cfg, f->cur, dir, "", "cur", "_freq");
 	freq_file(cfg, f->rp0, dir, "", "rp0", "_freq");
@@ -279,16 +229,16 @@ scan_xe_gts(const struct gs_config *cfg, const struct drm_card *card, struct int
 		char gt[PATH_LEN];
 		int role;
 
-		pathf(gt, sizeof(gt), "%s/tile0/gt%d", card->dev, i);
-		if (!sys_exists(cfg, gt))
+		path_fmt(gt, sizeof(gt), "%s/tile0/gt%d", card->dev, i);
+		if (!file_exists(cfg->sysfs_root, gt))
 			continue;
 		role = xe_gt_role(cfg, gt);
 		if (role < 0)
 			role = i == 0; /* gt0 renders, a second GT is the media GT */
 		if (role == 1 && !have_render) {
 			xe_freq(cfg, &p->render, gt);
-			pathf(p->gtidle, sizeof(p->gtidle), "%s/gtidle", gt);
-			pathf(p->throttle, sizeof(p->throttle), "%s/freq0/throttle", gt);
+			path_fmt(p->gtidle, sizeof(p->gtidle), "%s/gtidle", gt);
+			path_fmt(p->throttle, sizeof(p->throttle), "%s/freq0/throttle", gt);
 			have_render = true;
 		} else if (role == 0 && !have_media) {
 			xe_freq(cfg, &p->media, gt);
@@ -309,7 +259,7 @@ scan_i915_gts(const struct gs_config *cfg, struct intel *p)
 {
 	char gt[PATH_LEN];
 
-	pathf(gt, sizeof(gt), "%s/gt/gt0", p->card_dir);
+	path_fmt(gt, sizeof(gt), "%s/gt/gt0", p->card_dir);
 	if (has_entry(cfg, gt, "rps_act_freq_mhz")) {
 		freq_file(cfg, p->render.act, gt, "rps_", "act", "_freq_mhz");
 		freq_file(cfg, p->render.cur, gt, "rps_", "cur", "_freq_mhz");
@@ -383,13 +333,13 @@ hw_channel(const struct gs_config *cfg, const struct drm_card *card, const struc
 	if (label)
 		ch = drm_hwmon_channel(cfg, card, p->hwmon, type, label);
 	if (ch < 0 && plain >= 0) {
-		pathf(rel, sizeof(rel), "%s/%s%d_label", p->hwmon, type, plain);
+		path_fmt(rel, sizeof(rel), "%s/%s%d_label", p->hwmon, type, plain);
 		if (!dev_exists(cfg, card, rel))
 			ch = plain;
 	}
 	if (ch < 0)
 		return -1;
-	pathf(rel, sizeof(rel), "%s/%s%d_%s", p->hwmon, type, ch, attr);
+	path_fmt(rel, sizeof(rel), "%s/%s%d_%s", p->hwmon, type, ch, attr);
 	return dev_exists(cfg, card, rel) ? ch : -1;
 }
 
@@ -415,7 +365,7 @@ hw_read(const struct gs_config *cfg, const struct drm_card *card, const struct i
 
 	if (ch < 0)
 		return E_NOTFOUND;
-	pathf(rel, sizeof(rel), "%s/%s%d_%s", p->hwmon, type, ch, attr);
+	path_fmt(rel, sizeof(rel), "%s/%s%d_%s", p->hwmon, type, ch, attr);
 	return drm_read_s64(cfg, card, rel, v);
 }
 
@@ -463,7 +413,7 @@ scan_hwmon(const struct gs_config *cfg, const struct drm_card *card, struct inte
 	for (int i = 1; i <= 8 && p->nr_fan < MAX_FANS; i++) {
 		char rel[128];
 
-		pathf(rel, sizeof(rel), "%s/fan%d_input", p->hwmon, i);
+		path_fmt(rel, sizeof(rel), "%s/fan%d_input", p->hwmon, i);
 		if (p->hwmon[0] && dev_exists(cfg, card, rel))
 			p->fan[p->nr_fan++] = i;
 	}
@@ -489,7 +439,7 @@ intel_scan(const struct gs_config *cfg, const struct drm_card *card, struct gpu_
 	if (n > 7 && !strcmp(p->card_dir + n - 7, "/device"))
 		p->card_dir[n - 7] = '\0';
 	else
-		pathf(p->card_dir, sizeof(p->card_dir), "class/drm/%s", card->name);
+		path_fmt(p->card_dir, sizeof(p->card_dir), "class/drm/%s", card->name);
 
 	if (p->xe)
 		scan_xe_gts(cfg, card, p);
@@ -538,7 +488,7 @@ gt_in_c6(const struct gs_config *cfg, const struct intel *p)
 
 	if (!p->gtidle[0])
 		return false;
-	pathf(rel, sizeof(rel), "%s/idle_status", p->gtidle);
+	path_fmt(rel, sizeof(rel), "%s/idle_status", p->gtidle);
 	return file_read_line(cfg->sysfs_root, rel, st, sizeof(st), NULL) == 0 &&
 	       !strcmp(st, "gt-c6");
 }
@@ -562,7 +512,7 @@ read_reasons(const struct gs_config *cfg, const struct intel *p, uint64_t *mask,
 		return false;
 	if (p->reasons_file) {
 		/* "pl1 prochot", or "none": one register read, not one per reason */
-		pathf(rel, sizeof(rel), "%s/reasons", p->throttle);
+		path_fmt(rel, sizeof(rel), "%s/reasons", p->throttle);
 		if (file_read_line(cfg->sysfs_root, rel, line, sizeof(line), NULL) == 0) {
 			for (char *save = NULL, *tok = strtok_r(line, " \t", &save); tok;
 			     tok = strtok_r(NULL, " \t", &save))
@@ -571,12 +521,12 @@ read_reasons(const struct gs_config *cfg, const struct intel *p, uint64_t *mask,
 			return true;
 		}
 	}
-	pathf(rel, sizeof(rel), "%s/%sstatus", p->throttle, p->prefix);
-	if (sys_s64(cfg, rel, &v) == 0 && v == 0)
+	path_fmt(rel, sizeof(rel), "%s/%sstatus", p->throttle, p->prefix);
+	if (file_read_s64(cfg->sysfs_root, rel, &v, NULL) == 0 && v == 0)
 		return true; /* not throttled: no need to read each reason */
 	for (unsigned i = 0; i < p->nr_reason; i++) {
-		pathf(rel, sizeof(rel), "%s/%s%s", p->throttle, p->prefix, p->reason[i]);
-		if (sys_s64(cfg, rel, &v) == 0 && v)
+		path_fmt(rel, sizeof(rel), "%s/%s%s", p->throttle, p->prefix, p->reason[i]);
+		if (file_read_s64(cfg->sysfs_root, rel, &v, NULL) == 0 && v)
 			add_reason(p->reason[i], mask, detail);
 	}
 	return p->nr_reason > 0;
@@ -659,7 +609,7 @@ pmu_place(const struct gs_config *cfg, const char *dir, const char *term, uint64
 	unsigned lo, hi;
 	uint64_t mask;
 
-	pathf(rel, sizeof(rel), "%s/format/%s", dir, term);
+	path_fmt(rel, sizeof(rel), "%s/format/%s", dir, term);
 	if (file_read_line(cfg->sysfs_root, rel, fmt, sizeof(fmt), NULL) < 0)
 		return E_NOTFOUND;
 	if (sscanf(fmt, "config:%u-%u", &lo, &hi) != 2) {
@@ -686,7 +636,7 @@ pmu_config(const struct gs_config *cfg, const char *dir, const char *name, const
 	char rel[PATH_LEN * 2], terms[256];
 	char *save = NULL;
 
-	pathf(rel, sizeof(rel), "%s/events/%s", dir, name);
+	path_fmt(rel, sizeof(rel), "%s/events/%s", dir, name);
 	if (file_read_line(cfg->sysfs_root, rel, terms, sizeof(terms), NULL) < 0)
 		return E_NOTFOUND;
 	if (extra && *extra)
@@ -749,13 +699,14 @@ pmu_find(const struct gs_config *cfg, const struct drm_card *card, struct intel 
 	for (char *c = bdf; *c; c++)
 		if (*c == ':')
 			*c = '_'; /* perf reserves ':' */
-	pathf(p->pmu_dir, sizeof(p->pmu_dir), "bus/event_source/devices/%s_%s",
-	      p->xe ? "xe" : "i915", bdf);
-	if (card->pci_addr[0] && sys_exists(cfg, p->pmu_dir))
+	path_fmt(p->pmu_dir, sizeof(p->pmu_dir), "bus/event_source/devices/%s_%s",
+	         p->xe ? "xe" : "i915", bdf);
+	if (card->pci_addr[0] && file_exists(cfg->sysfs_root, p->pmu_dir))
 		return true;
 	/* i915 names an integrated GPU's PMU plainly; that GPU sits at 00:02.0 */
-	pathf(p->pmu_dir, sizeof(p->pmu_dir), "bus/event_source/devices/i915");
-	return !p->xe && !strcmp(card->pci_addr, "0000:00:02.0") && sys_exists(cfg, p->pmu_dir);
+	path_fmt(p->pmu_dir, sizeof(p->pmu_dir), "bus/event_source/devices/i915");
+	return !p->xe && !strcmp(card->pci_addr, "0000:00:02.0") &&
+	       file_exists(cfg->sysfs_root, p->pmu_dir);
 }
 
 /* Open one counter; returns 0, or the errno of the failure. */
@@ -824,14 +775,14 @@ pmu_open(const struct gs_config *cfg, const struct drm_card *card, struct intel 
 		p->pmu_note = "PMU: none for this GPU (older kernel?)";
 		return;
 	}
-	pathf(rel, sizeof(rel), "%s/type", p->pmu_dir);
-	if (sys_s64(cfg, rel, &type) < 0 || type < 0 || type > 0x7fffffff) {
+	path_fmt(rel, sizeof(rel), "%s/type", p->pmu_dir);
+	if (file_read_s64(cfg->sysfs_root, rel, &type, NULL) < 0 || type < 0 || type > 0x7fffffff) {
 		p->pmu = PMU_FAILED;
 		p->pmu_note = "PMU: unreadable type";
 		return;
 	}
 	p->pmu_type = (int)type;
-	pathf(rel, sizeof(rel), "%s/cpumask", p->pmu_dir);
+	path_fmt(rel, sizeof(rel), "%s/cpumask", p->pmu_dir);
 	if (file_read_line(cfg->sysfs_root, rel, cpus, sizeof(cpus), NULL) == 0) {
 		long cpu = strtol(cpus, NULL, 10); /* the first CPU of "0" or "0-3" */
 

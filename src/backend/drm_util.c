@@ -36,37 +36,19 @@ drm_read_line(const struct gs_config *cfg, const struct drm_card *card, const ch
 int
 drm_read_s64(const struct gs_config *cfg, const struct drm_card *card, const char *rel, int64_t *v)
 {
-	char line[64], *end;
-	long long x;
+	char line[64];
 	int rc = drm_read_line(cfg, card, rel, line, sizeof(line));
 
-	if (rc < 0)
-		return rc;
-	errno = 0;
-	x = strtoll(line, &end, 0);
-	if (end == line || errno || (*end && *end != ' '))
-		return E_PARSE;
-	*v = x;
-	return 0;
+	return rc < 0 ? rc : parse_s64_line(line, v);
 }
 
 int
 drm_read_u64(const struct gs_config *cfg, const struct drm_card *card, const char *rel, uint64_t *v)
 {
-	char line[64], *end;
-	unsigned long long x;
+	char line[64];
 	int rc = drm_read_line(cfg, card, rel, line, sizeof(line));
 
-	if (rc < 0)
-		return rc;
-	if (line[0] == '-')
-		return E_PARSE;
-	errno = 0;
-	x = strtoull(line, &end, 0);
-	if (end == line || errno || (*end && *end != ' '))
-		return E_PARSE;
-	*v = x;
-	return 0;
+	return rc < 0 ? rc : parse_u64_line(line, v);
 }
 
 bool

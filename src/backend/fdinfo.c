@@ -744,22 +744,6 @@ base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* The basename of the target of the link sysfs_root/rel into buf ("" when none). */
-static void
-sysfs_link_base(const struct gs_config *cfg, const char *rel, char *buf, size_t size)
-{
-	char path[4096], target[4096];
-	ssize_t n;
-
-	buf[0] = '\0';
-	path_join(path, sizeof(path), cfg->sysfs_root, rel);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n <= 0)
-		return;
-	target[n] = '\0';
-	str_copy(buf, size, base_name(target));
-}
-
 /*
  * sysfs dev/char/226:<minor> links to ".../<device>/drm/renderD128": the
  * device's name ("0000:03:00.0", "3d00000.gpu") puts the card and render
@@ -795,7 +779,7 @@ device_of(struct fdinfo_scan *s, int minor, char *key, char *driver)
 			str_copy(key, DEVKEY_SIZE, base_name(target));
 		}
 		snprintf(rel, sizeof(rel), "dev/char/%d:%d/device/driver", DRM_MAJOR, minor);
-		sysfs_link_base(s->cfg, rel, driver, sizeof(s->dev[0].driver));
+		file_link_base(s->cfg->sysfs_root, rel, driver, sizeof(s->dev[0].driver));
 	}
 	if (s->nr_dev == DEVS_MAX)
 		return;
@@ -1181,7 +1165,7 @@ listed_pids(struct fdinfo_scan *s, int procfd)
 		if (!num || name_number(num) < 0)
 			continue; /* connectors (card0-DP-1), version, ... */
 		snprintf(rel, sizeof(rel), "class/drm/%s/device", de->d_name);
-		sysfs_link_base(s->cfg, rel, key, sizeof(key));
+		file_link_base(s->cfg->sysfs_root, rel, key, sizeof(key));
 		if (!key[0])
 			str_copy(key, sizeof(key), de->d_name);
 		for (k = 0; k < nr_devs && strcmp(devs[k], key); k++)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,20 +114,112 @@ out:
 }
 
 int
-file_read_u64(const char *root, const char *path, uint64_t *v, struct err *err)
+parse_u64_line(const char *line, uint64_t *v)
 {
-	char line[64], *end;
 	unsigned long long x;
-	int rc;
+	char *end;
 
-	rc = file_read_line(root, path, line, sizeof(line), err);
-	if (rc < 0)
-		return rc;
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (*line == '-')
+		return E_PARSE;
 	errno = 0;
 	x = strtoull(line, &end, 0);
 	if (end == line || errno || (*end && *end != ' '))
-		return err_set(err, E_PARSE, "'%s' under '%s' is not a number: '%s'", path, root,
-		               line);
+		return E_PARSE;
 	*v = x;
 	return 0;
+}
+
+int
+parse_s64_line(const char *line, int64_t *v)
+{
+	long long x;
+	char *end;
+
+	errno = 0;
+	x = strtoll(line, &end, 0);
+	if (end == line || errno || (*end && *end != ' '))
+		return E_PARSE;
+	*v = x;
+	return 0;
+}
+
+int
+file_read_u64(const char *root, const char *path, uint64_t *v, struct err *err)
+{
+	char line[64];
+	int rc;
+
+	if (!path[0])
+		return err_set(err, E_NOTFOUND, "no file named under '%s'", root);
+	rc = file_read_line(root, path, line, sizeof(line), err);
+	if (rc < 0)
+		return rc;
+	if (parse_u64_line(line, v) < 0)
+		return err_set(err, E_PARSE, "'%s' under '%s' is not a number: '%s'", path, root,
+		               line);
+	return 0;
+}
+
+int
+file_read_s64(const char *root, const char *path, int64_t *v, struct err *err)
+{
+	char line[64];
+	int rc;
+
+	if (!path[0])
+		return err_set(err, E_NOTFOUND, "no file named under '%s'", root);
+	rc = file_read_line(root, path, line, sizeof(line), err);
+	if (rc < 0)
+		return rc;
+	if (parse_s64_line(line, v) < 0)
+		return err_set(err, E_PARSE, "'%s' under '%s' is not a number: '%s'", path, root,
+		               line);
+	return 0;
+}
+
+bool
+file_exists(const char *root, const char *path)
+{
+	char full[4096];
+	struct stat st;
+
+	return path[0] && stat(path_join(full, sizeof(full), root, path), &st) == 0;
+}
+
+void
+file_link_base(const char *root, const char *path, char *buf, size_t size)
+{
+	char full[4096], target[4096];
+	const char *slash;
+	ssize_t n;
+
+	buf[0] = '\0';
+	if (!size)
+		return;
+	path_join(full, sizeof(full), root, path);
+	n = readlink(full, target, sizeof(target) - 1);
+	if (n <= 0)
+		return;
+	target[n] = '\0';
+	slash = strrchr(target, '/');
+	snprintf(buf, size, "%s", slash ? slash + 1 : target);
+}
+
+bool
+path_fmt(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= size) {
+		if (size)
+			buf[0] = '\0';
+		return false;
+	}
+	return true;
 }

@@ -5,6 +5,7 @@
 #ifndef GPUSCOPE_FILEIO_H
 #define GPUSCOPE_FILEIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,13 +26,33 @@ struct stat;
 int file_read_st(const char *root, const char *path, struct strbuf *sb, size_t cap, struct stat *st,
                  struct err *err);
 
-/* Read root/path as one unsigned integer (decimal, or hex with 0x). */
+/*
+ * Read root/path as one integer (decimal, or hex with 0x), possibly followed
+ * by a blank and more ("1000 MHz"). An empty path names nothing: E_NOTFOUND.
+ */
 int file_read_u64(const char *root, const char *path, uint64_t *v, struct err *err);
+int file_read_s64(const char *root, const char *path, int64_t *v, struct err *err);
+
+/* The same for a line already read: 0, or E_PARSE. A '-' is no u64. */
+int parse_u64_line(const char *line, uint64_t *v);
+int parse_s64_line(const char *line, int64_t *v);
+
+/* Does root/path exist? stat() only: a sysfs attribute's show() does not run. */
+bool file_exists(const char *root, const char *path);
+
+/* The last component of the target of the symbolic link root/path, or "" in buf. */
+void file_link_base(const char *root, const char *path, char *buf, size_t size);
 
 /* Read root/path's first line, trailing whitespace removed, into buf. */
 int file_read_line(const char *root, const char *path, char *buf, size_t size, struct err *err);
 
 /* Join root and path into buf ("root/path"); returns buf. */
 char *path_join(char *buf, size_t size, const char *root, const char *path);
+
+/*
+ * snprintf() for a relative path: one that does not fit is left empty (it
+ * names nothing, and the readers above find nothing there). False then.
+ */
+bool path_fmt(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif
