@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "tree.h"
 
 #include "backend/amdgpu_metrics.h"
 #include "backend/drm.h"
@@ -25,30 +26,6 @@
 #include "core/fields.h"
 #include "core/gpu.h"
 #include "core/xalloc.h"
-
-static char fixtures[2048]; /* tests/fixtures */
-
-static void
-find_fixtures(void)
-{
-	const char *env = getenv("GPUSCOPE_FIXTURES");
-	char *slash;
-
-	if (env && *env) {
-		snprintf(fixtures, sizeof(fixtures), "%s", env);
-		return;
-	}
-	/* __FILE__ is tests/unit/t_amdgpu.c relative to where make ran */
-	snprintf(fixtures, sizeof(fixtures), "%s", __FILE__);
-	slash = strrchr(fixtures, '/');
-	if (slash)
-		*slash = '\0';
-	slash = strrchr(fixtures, '/');
-	if (slash)
-		snprintf(slash, sizeof(fixtures) - (size_t)(slash - fixtures), "/fixtures");
-	else
-		snprintf(fixtures, sizeof(fixtures), "tests/fixtures");
-}
 
 /* --- checks of one field ----------------------------------------------------- */
 

@@ -7,16 +7,14 @@
  * one note, only when a DRM GPU is shown. Runs from the repository root;
  * O names the build directory.
  */
-#include <grp.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "harness.h"
+#include "tree.h"
 
 #include "backend/collect.h"
 #include "core/config.h"
@@ -71,8 +69,10 @@ test_mixed(void)
 	struct err err = ERR_INIT;
 	const struct gpu_device *intel, *amd;
 	unsigned drm_cards = 0, nvml = 0;
+	char root[PATH_MAX];
 
-	setup(&cfg, "tests/fixtures/mixed", true);
+	join(root, sizeof(root), fixtures, "mixed");
+	setup(&cfg, root, true);
 	collector_open(&cfg, &c, &err);
 	collector_scan(c, &err);
 	is_int(collector_count(c), 10, "mixed: 8 NVIDIA GPUs, the iGPU and the dGPU, none twice");
@@ -109,9 +109,11 @@ test_util_note(void)
 	struct collector *c;
 	struct gpu_snapshot s;
 	struct err err = ERR_INIT;
+	char root[PATH_MAX];
 
 	/* no clients: Util stays unknown, and the module says why */
-	setup(&cfg, "tests/fixtures/intel-i915", false);
+	join(root, sizeof(root), fixtures, "intel-i915");
+	setup(&cfg, root, false);
 	collector_open(&cfg, &c, &err);
 	gpu_snapshot_init(&s);
 	collector_sample(c, &s, COLLECT_WINDOW | COLLECT_PROCS, &err);
@@ -134,9 +136,11 @@ struct denied_res {
 	char line_4242[128];
 };
 
+/* Sample the tree root into the struct denied_res res; for as_nobody(). */
 static void
-denied_sample(const char *root, struct denied_res *r)
+denied_sample(const void *root, void *res)
 {
+	struct denied_res *r = res;
 	struct gs_config cfg;
 	struct collector *c;
 	struct gpu_snapshot s;
@@ -184,64 +188,21 @@ denied_sample(const char *root, struct denied_res *r)
 	gs_config_release(&cfg);
 }
 
-/* Sample as an unprivileged user (root reads through any mode). -1 when impossible. */
-static int
-denied_unprivileged(const char *root, struct denied_res *r)
-{
-	int fds[2], status;
-	ssize_t n;
-	pid_t child;
-
-	if (geteuid() != 0) {
-		denied_sample(root, r);
-		return 0;
-	}
-	if (pipe(fds))
-		return -1;
-	fflush(stdout);
-	child = fork();
-	if (child < 0)
-		return -1;
-	if (child == 0) {
-		close(fds[0]);
-		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
-			_exit(3);
-		denied_sample(root, r);
-		n = write(fds[1], r, sizeof(*r));
-		_exit(n == (ssize_t)sizeof(*r) ? 0 : 4);
-	}
-	close(fds[1]);
-	n = read(fds[0], r, sizeof(*r));
-	close(fds[0]);
-	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) ||
-	    n != (ssize_t)sizeof(*r))
-		return -1;
-	return 0;
-}
-
 static void
 test_denied(void)
 {
-	char tmp[] = "/tmp/gpuscope-t_drm.XXXXXX", cmd[PATH_MAX * 2], path[PATH_MAX];
+	char root[PATH_MAX], path[PATH_MAX];
 	struct denied_res r;
 
-	if (!mkdtemp(tmp)) {
-		skip("no temporary directory");
-		return;
-	}
-	chmod(tmp, 0755); /* the unprivileged child must get in */
-	snprintf(cmd, sizeof(cmd), "cp -a tests/fixtures/mixed '%s/'", tmp);
-	if (system(cmd) != 0) {
-		skip("cannot copy the mixed fixture");
-		goto out;
-	}
+	make_tmp_dir("t_drm");
+	chmod(tmp_dir, 0755); /* the unprivileged child must get in */
+	copy_fixture("mixed", root, sizeof(root));
 	/* the desktop's fds are closed to us; the ROCm job's fdinfo too */
-	snprintf(path, sizeof(path), "%s/mixed/proc/1500/fd", tmp);
+	join(path, sizeof(path), root, "proc/1500/fd");
 	chmod(path, 0);
-	snprintf(path, sizeof(path), "%s/mixed/proc/4242/fdinfo/4", tmp);
+	join(path, sizeof(path), root, "proc/4242/fdinfo/4");
 	chmod(path, 0);
-	snprintf(path, sizeof(path), "%s/mixed", tmp);
-	if (denied_unprivileged(path, &r)) {
+	if (as_nobody(denied_sample, root, &r, sizeof(r))) {
 		skip("cannot drop root to test unreadable files");
 		goto out;
 	}
@@ -256,9 +217,7 @@ test_denied(void)
 	   "denied: the table shows KFD's memory and '?' for its GPU%%: '%s'", r.line_4242);
 	ok(!r.note_nvidia_only, "denied: no DRM note when only an NVIDIA GPU is shown");
 out:
-	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx '%s' && rm -rf '%s'", tmp, tmp);
-	if (system(cmd) != 0)
-		diag("could not remove %s", tmp);
+	rm_tree(tmp_dir);
 }
 
 int
@@ -273,6 +232,7 @@ main(void)
 		snprintf(fake_lib, sizeof(fake_lib), "%s", rel);
 	if (!realpath("tests/scenarios/mixed-8.scn", scenario))
 		snprintf(scenario, sizeof(scenario), "tests/scenarios/mixed-8.scn");
+	find_fixtures();
 	test_mixed();
 	test_util_note();
 	test_denied();

@@ -11,11 +11,6 @@
  */
 #include "backend/fdinfo.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -24,119 +19,19 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/config.h"
 #include "core/err.h"
 #include "core/xalloc.h"
 #include "harness.h"
+#include "tree.h"
 
 #define EPS 1e-9
 #define MiB 1048576.0
 #define KiB 1024.0
 
-static char fixtures[2048]; /* tests/fixtures */
-static char basic[2100];    /* tests/fixtures/fdinfo-basic */
-static char tmp_dir[256];   /* made by mkdtemp, removed at the end */
-
 /* --- helpers --------------------------------------------------------------- */
-
-static void
-find_fixtures(void)
-{
-	const char *env = getenv("GPUSCOPE_FIXTURES");
-	char *slash;
-
-	if (env && *env) {
-		snprintf(fixtures, sizeof(fixtures), "%s", env);
-	} else {
-		/* __FILE__ is tests/unit/t_fdinfo.c relative to where make ran */
-		snprintf(fixtures, sizeof(fixtures), "%s", __FILE__);
-		slash = strrchr(fixtures, '/');
-		if (slash)
-			*slash = '\0';
-		slash = strrchr(fixtures, '/');
-		if (slash)
-			snprintf(slash, sizeof(fixtures) - (size_t)(slash - fixtures), "/fixtures");
-		else
-			snprintf(fixtures, sizeof(fixtures), "tests/fixtures");
-	}
-	snprintf(basic, sizeof(basic), "%s/fdinfo-basic", fixtures);
-}
-
-static void
-die_errno(const char *what, const char *path)
-{
-	printf("Bail out! %s '%s': %s\n", what, path, strerror(errno));
-	exit(99);
-}
-
-/* buf = a/b, or bail out when it does not fit */
-static void
-join(char *buf, size_t size, const char *a, const char *b)
-{
-	if ((size_t)snprintf(buf, size, "%s/%s", a, b) >= size) {
-		printf("Bail out! path too long: %s/%s\n", a, b);
-		exit(99);
-	}
-}
-
-static void
-make_dir(const char *path)
-{
-	if (mkdir(path, 0755) && errno != EEXIST)
-		die_errno("cannot create", path);
-	chmod(path, 0755);
-}
-
-static void
-write_str(const char *path, const char *s)
-{
-	size_t len = strlen(s);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	if (fd < 0 || write(fd, s, len) != (ssize_t)len)
-		die_errno("cannot write", path);
-	close(fd);
-}
-
-static void
-write_at(const char *dir, const char *name, const char *s)
-{
-	char path[8192];
-
-	join(path, sizeof(path), dir, name);
-	write_str(path, s);
-}
-
-static void
-link_at(const char *dir, const char *name, const char *target)
-{
-	char path[8192];
-
-	join(path, sizeof(path), dir, name);
-	unlink(path);
-	if (symlink(target, path))
-		die_errno("cannot link", path);
-}
-
-/* Read a whole small file into a malloc'd string. */
-static char *
-slurp(const char *path)
-{
-	char *buf = calloc(1, 65536);
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (!buf || fd < 0)
-		die_errno("cannot read", path);
-	n = read(fd, buf, 65535);
-	if (n < 0)
-		die_errno("cannot read", path);
-	close(fd);
-	return buf;
-}
 
 /* In the file root/rel, replace the first occurrence of from by to. */
 static void
@@ -145,12 +40,10 @@ rewrite(const char *root, const char *rel, const char *from, const char *to)
 	char path[8192], *text, *hit, *out;
 
 	join(path, sizeof(path), root, rel);
-	text = slurp(path);
+	text = slurp(path, NULL);
 	hit = strstr(text, from);
-	if (!hit) {
-		printf("Bail out! '%s' not in '%s'\n", from, path);
-		exit(99);
-	}
+	if (!hit)
+		bail("'%s' not in '%s'", from, path);
 	out = calloc(1, strlen(text) + strlen(to) + 1);
 	memcpy(out, text, (size_t)(hit - text));
 	strcat(out, to);
@@ -158,70 +51,6 @@ rewrite(const char *root, const char *rel, const char *from, const char *to)
 	write_str(path, out);
 	free(out);
 	free(text);
-}
-
-static void
-copy_tree(const char *src, const char *dst)
-{
-	DIR *d = opendir(src);
-	struct dirent *de;
-
-	if (!d)
-		die_errno("cannot open", src);
-	make_dir(dst);
-	for (de = readdir(d); de; de = readdir(d)) {
-		char s[8192], t[8192], link[512];
-		struct stat st;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		join(s, sizeof(s), src, de->d_name);
-		join(t, sizeof(t), dst, de->d_name);
-		if (lstat(s, &st))
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			copy_tree(s, t);
-		} else if (S_ISLNK(st.st_mode)) {
-			ssize_t n = readlink(s, link, sizeof(link) - 1);
-
-			if (n < 0)
-				die_errno("cannot read link", s);
-			link[n] = '\0';
-			if (symlink(link, t))
-				die_errno("cannot link", t);
-		} else {
-			char *text = slurp(s);
-
-			write_str(t, text);
-			free(text);
-		}
-	}
-	closedir(d);
-}
-
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DNR || flag == FTW_D || flag == FTW_DP)
-		chmod(path, 0755);
-	remove(path);
-	return 0;
-}
-
-static void
-rm_tree(const char *path)
-{
-	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* A fresh directory under tmp_dir. */
-static void
-tmp_path(char *buf, size_t size, const char *name)
-{
-	snprintf(buf, size, "%s/%s", tmp_dir, name);
-	rm_tree(buf);
 }
 
 static void
@@ -755,8 +584,7 @@ test_fixture(void)
 	const struct fdinfo_proc *p;
 	size_t nr;
 
-	tmp_path(root, sizeof(root), "basic");
-	copy_tree(basic, root);
+	copy_fixture("fdinfo-basic", root, sizeof(root));
 	snprintf(proc, sizeof(proc), "%s/proc", root);
 	snprintf(sys, sizeof(sys), "%s/sys", root);
 	cfg_for(&cfg, proc, sys, 5);
@@ -820,8 +648,7 @@ test_index(void)
 	struct gs_config cfg;
 	struct fdinfo_scan *s;
 
-	tmp_path(root, sizeof(root), "index");
-	copy_tree(basic, root);
+	copy_fixture("fdinfo-basic", root, sizeof(root));
 	snprintf(proc, sizeof(proc), "%s/proc", root);
 	snprintf(sys, sizeof(sys), "%s/sys", root);
 	cfg_for(&cfg, proc, sys, 5);
@@ -830,7 +657,7 @@ test_index(void)
 	ok(find(s, 700) && !find(s, 1400), "index: built at the first sample");
 
 	snprintf(dir, sizeof(dir), "%s/400/fdinfo/3", proc);
-	text = slurp(dir);
+	text = slurp(dir, NULL);
 	add_proc(proc, 1400, 20000, 3, "/dev/dri/renderD129", text);
 	free(text);
 	rewrite(proc, "1400/fdinfo/3", "drm-client-id:  39", "drm-client-id:  77");
@@ -861,14 +688,19 @@ struct perm_res {
 	struct fdinfo_proc p[16];
 };
 
+/* Sample the tree root (its proc and sys) into the struct perm_res res; for as_nobody(). */
 static void
-perm_sample(const char *proc, const char *sys, struct perm_res *r)
+perm_sample(const void *root, void *res)
 {
+	char proc[4200], sys[4200];
+	struct perm_res *r = res;
 	struct gs_config cfg;
 	struct fdinfo_scan *s;
 	const struct fdinfo_proc *p;
 
 	memset(r, 0, sizeof(*r));
+	join(proc, sizeof(proc), root, "proc");
+	join(sys, sizeof(sys), root, "sys");
 	cfg_for(&cfg, proc, sys, 5);
 	s = fdinfo_new(&cfg);
 	r->rc = fdinfo_sample(s, 1, NULL);
@@ -879,53 +711,16 @@ perm_sample(const char *proc, const char *sys, struct perm_res *r)
 	fdinfo_free(s);
 }
 
-/* Sample as an unprivileged user (root reads through any mode). -1 when impossible. */
-static int
-perm_unprivileged(const char *proc, const char *sys, struct perm_res *r)
-{
-	int fds[2], status;
-	ssize_t n;
-	pid_t child;
-
-	if (geteuid() != 0) {
-		perm_sample(proc, sys, r);
-		return 0;
-	}
-	if (pipe(fds))
-		return -1;
-	fflush(stdout);
-	child = fork();
-	if (child < 0)
-		return -1;
-	if (child == 0) {
-		close(fds[0]);
-		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
-			_exit(3);
-		perm_sample(proc, sys, r);
-		n = write(fds[1], r, sizeof(*r));
-		_exit(n == (ssize_t)sizeof(*r) ? 0 : 4);
-	}
-	close(fds[1]);
-	n = read(fds[0], r, sizeof(*r));
-	close(fds[0]);
-	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) ||
-	    n != (ssize_t)sizeof(*r))
-		return -1;
-	return 0;
-}
-
 static void
 test_permissions(void)
 {
-	char root[4096], proc[4200], sys[4200], path[4300];
+	char root[4096], proc[4200], path[4300];
 	const struct fdinfo_proc *p = NULL;
 	struct perm_res r;
 
-	tmp_path(root, sizeof(root), "perm");
-	copy_tree(basic, root);
+	copy_fixture("fdinfo-basic", root, sizeof(root));
 	chmod(tmp_dir, 0755); /* mkdtemp made it 0700: the unprivileged child must get in */
 	snprintf(proc, sizeof(proc), "%s/proc", root);
-	snprintf(sys, sizeof(sys), "%s/sys", root);
 	snprintf(path, sizeof(path), "%s/1100/fdinfo/3", proc);
 	chmod(path, 0);
 	snprintf(path, sizeof(path), "%s/1000/fd", proc);
@@ -949,7 +744,7 @@ test_permissions(void)
 	snprintf(path, sizeof(path), "%s/4/fd", proc);
 	chmod(path, 0);
 
-	if (perm_unprivileged(proc, sys, &r)) {
+	if (as_nobody(perm_sample, root, &r, sizeof(r))) {
 		skip("cannot drop root to test unreadable files");
 		goto out;
 	}
@@ -1000,12 +795,8 @@ clients_root(char *root, size_t size, const char *name)
 	}
 	add_proc(proc, 300, 1300, 3, "pipe:[77]", NULL);
 	/* sysfs: card0 and renderD128 of one device, a connector */
-	join(path, sizeof(path), sys, "devices");
-	make_dir(path);
-	join(path, sizeof(path), sys, "devices/0000:03:00.0");
-	make_dir(path);
 	join(path, sizeof(path), sys, "devices/0000:03:00.0/drm");
-	make_dir(path);
+	make_dirs(path);
 	for (int i = 0; i < 2; i++) {
 		const char *node = i ? "renderD128" : "card0";
 		char dir[8300];
@@ -1014,22 +805,14 @@ clients_root(char *root, size_t size, const char *name)
 		make_dir(dir);
 		link_at(dir, "device", "../../../0000:03:00.0");
 	}
-	join(path, sizeof(path), sys, "class");
-	make_dir(path);
 	join(path, sizeof(path), sys, "class/drm");
-	make_dir(path);
+	make_dirs(path);
 	link_at(path, "card0", "../../devices/0000:03:00.0/drm/card0");
 	link_at(path, "renderD128", "../../devices/0000:03:00.0/drm/renderD128");
 	link_at(path, "card0-DP-1", "../../devices/0000:03:00.0/drm/card0/card0-DP-1");
 	write_at(path, "version", "drm 1.1.0 20060810\n");
-	join(path, sizeof(path), sys, "kernel");
-	make_dir(path);
-	join(path, sizeof(path), sys, "kernel/debug");
-	make_dir(path);
-	join(path, sizeof(path), sys, "kernel/debug/dri");
-	make_dir(path);
 	join(path, sizeof(path), sys, "kernel/debug/dri/0");
-	make_dir(path);
+	make_dirs(path);
 }
 
 static void
@@ -1126,12 +909,8 @@ test_clients_list(void)
 	write_clients(root, "0",
 	              "             command  tgid dev master a   uid      magic\n"
 	              "                Xorg   100   0   y    y     0          0\n");
-	join(path, sizeof(path), root, "sys/devices/0000:04:00.0");
-	make_dir(path);
-	join(path, sizeof(path), root, "sys/devices/0000:04:00.0/drm");
-	make_dir(path);
 	join(path, sizeof(path), root, "sys/devices/0000:04:00.0/drm/renderD129");
-	make_dir(path);
+	make_dirs(path);
 	link_at(path, "device", "../../../0000:04:00.0");
 	join(path, sizeof(path), root, "sys/class/drm");
 	link_at(path, "renderD129", "../../devices/0000:04:00.0/drm/renderD129");
@@ -1193,14 +972,8 @@ test_real(void)
 int
 main(void)
 {
-	const char *tmp = getenv("TMPDIR");
-
 	find_fixtures();
-	snprintf(tmp_dir, sizeof(tmp_dir), "%s/t_fdinfo.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(tmp_dir)) {
-		printf("Bail out! cannot create a temporary directory: %s\n", strerror(errno));
-		return 1;
-	}
+	make_tmp_dir("t_fdinfo");
 	test_engines();
 	test_deltas();
 	test_memory();

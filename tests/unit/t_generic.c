@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,81 +28,23 @@
 #include "core/fields.h"
 #include "core/gpu.h"
 #include "harness.h"
+#include "tree.h"
 
 #define EPS 1e-9
 
-static char fixtures[2048]; /* tests/fixtures */
-static char tmp_dir[256];   /* made by mkdtemp, removed at the end */
-
 /* --- helpers --------------------------------------------------------------- */
-
-/* snprintf() for paths and commands: one that does not fit stops the test. */
-static void __attribute__((format(printf, 3, 4)))
-fmt(char *buf, size_t size, const char *format, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, format);
-	n = vsnprintf(buf, size, format, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= size) {
-		printf("Bail out! path too long: '%s'\n", buf);
-		exit(1);
-	}
-}
-
-static void
-find_fixtures(void)
-{
-	const char *env = getenv("GPUSCOPE_FIXTURES");
-	char *slash;
-
-	if (env && *env) {
-		snprintf(fixtures, sizeof(fixtures), "%s", env);
-		return;
-	}
-	/* __FILE__ is tests/unit/t_generic.c relative to where make ran */
-	snprintf(fixtures, sizeof(fixtures), "%s", __FILE__);
-	slash = strrchr(fixtures, '/');
-	if (slash)
-		*slash = '\0';
-	slash = strrchr(fixtures, '/');
-	if (slash)
-		snprintf(slash, sizeof(fixtures) - (size_t)(slash - fixtures), "/fixtures");
-	else
-		snprintf(fixtures, sizeof(fixtures), "tests/fixtures");
-}
-
-static void
-mkdirs(const char *path)
-{
-	char cmd[PATH_MAX + 32];
-
-	fmt(cmd, sizeof(cmd), "mkdir -p '%s'", path);
-	if (system(cmd) != 0) {
-		printf("Bail out! cannot create '%s'\n", path);
-		exit(1);
-	}
-}
 
 /* Write len bytes of data to root/rel, making its directories. */
 static void
 put_bytes(const char *root, const char *rel, const char *data, size_t len)
 {
-	char path[PATH_MAX], dir[PATH_MAX];
-	FILE *f;
+	char dir[PATH_MAX], *name;
 
-	fmt(path, sizeof(path), "%s/%s", root, rel);
-	fmt(dir, sizeof(dir), "%s", path);
-	*strrchr(dir, '/') = '\0';
-	mkdirs(dir);
-	f = fopen(path, "w");
-	if (!f || fwrite(data, 1, len, f) != len) {
-		printf("Bail out! cannot write '%s': %s\n", path, strerror(errno));
-		exit(1);
-	}
-	fclose(f);
+	join(dir, sizeof(dir), root, rel);
+	name = strrchr(dir, '/');
+	*name++ = '\0';
+	make_dirs(dir);
+	write_bytes_at(dir, name, data, len);
 }
 
 static void
@@ -116,32 +57,23 @@ put(const char *root, const char *rel, const char *text)
 static void
 link_to(const char *root, const char *rel, const char *target)
 {
-	char path[PATH_MAX], dir[PATH_MAX];
+	char dir[PATH_MAX], *name;
 
-	fmt(path, sizeof(path), "%s/%s", root, rel);
-	fmt(dir, sizeof(dir), "%s", path);
-	*strrchr(dir, '/') = '\0';
-	mkdirs(dir);
-	unlink(path);
-	if (symlink(target, path) < 0) {
-		printf("Bail out! cannot link '%s': %s\n", path, strerror(errno));
-		exit(1);
-	}
+	join(dir, sizeof(dir), root, rel);
+	name = strrchr(dir, '/');
+	*name++ = '\0';
+	make_dirs(dir);
+	link_at(dir, name, target);
 }
 
-/* Copy fixture root name into the temporary directory; returns its sys path in out. */
+/* A fresh copy of fixture root name in tmp_dir; its sys directory in out. */
 static void
 copy_root(const char *name, char *out, size_t size)
 {
-	char cmd[8192];
+	char root[PATH_MAX];
 
-	fmt(cmd, sizeof(cmd), "rm -rf '%s/%s' && cp -a '%s/%s' '%s/'", tmp_dir, name, fixtures,
-	    name, tmp_dir);
-	if (system(cmd) != 0) {
-		printf("Bail out! cannot copy fixture '%s'\n", name);
-		exit(1);
-	}
-	fmt(out, size, "%s/%s/sys", tmp_dir, name);
+	copy_fixture(name, root, sizeof(root));
+	join(out, size, root, "sys");
 }
 
 /* A drm_card as drm.c's probe_card() fills it, for class/drm/<name> under sys. */
@@ -573,9 +505,8 @@ test_nouveau(void)
 	ok(!dev_has(&r.dev, GF_CLOCK_GRAPHICS), "nouveau: no devfreq, no clock");
 	stop(&r);
 	/* without hwmon, a PCI card takes no temperature from a SoC's zone */
-	fmt(rel, sizeof(rel), "rm -rf '%s/%s/hwmon'", sys, dev);
-	if (system(rel) != 0)
-		diag("cannot remove the hwmon directory");
+	fmt(rel, sizeof(rel), "%s/%s/hwmon", sys, dev);
+	rm_tree(rel);
 	start(&r, sys, "card0");
 	ok(!dev_has(&r.dev, GF_TEMP_GPU), "nouveau: no hwmon, no temperature");
 	stop(&r);
@@ -586,7 +517,8 @@ test_display_only(void)
 {
 	static const char *const gpu[] = { "rockchip,rk3588-mali", "arm,mali-valhall-csf", NULL };
 	static const char *const disp[] = { "rockchip,display-subsystem", NULL };
-	char sys[PATH_MAX], gsys[PATH_MAX], cmd[PATH_MAX * 2 + 32];
+	char sys[PATH_MAX], gsys[PATH_MAX], card[PATH_MAX];
+	struct stat st;
 	struct run r;
 
 	/* a SoC's display card beside its GPU: it takes neither the GPU's clock nor its zone */
@@ -599,10 +531,11 @@ test_display_only(void)
 	put(gsys, "devices/virtual/thermal/thermal_zone5/temp", "39800\n");
 	link_to(gsys, "class/thermal/thermal_zone5", "../../devices/virtual/thermal/thermal_zone5");
 	fmt(sys, sizeof(sys), "%s/rk-display", tmp_dir);
-	mkdirs(sys);
+	make_dir(sys);
 	fmt(sys, sizeof(sys), "%s/rk-display/sys", tmp_dir);
-	fmt(cmd, sizeof(cmd), "cp -a '%s' '%s'", gsys, sys);
-	ok(system(cmd) == 0, "display: a copy of the GPU's tree");
+	copy_tree(gsys, sys);
+	join(card, sizeof(card), sys, "class/drm/card0");
+	ok(lstat(card, &st) == 0 && S_ISLNK(st.st_mode), "display: a copy of the GPU's tree");
 	platform_gpu(sys, "display-subsystem", "rockchip-drm", disp, true, true);
 	start(&r, gsys, "card0");
 	ok(dev_has(&r.dev, GF_CLOCK_GRAPHICS) && dev_has(&r.dev, GF_TEMP_GPU),
@@ -895,16 +828,10 @@ test_nouveau_pwm(void)
 int
 main(void)
 {
-	const char *tmp = getenv("TMPDIR");
-	char cmd[512];
 	int rc;
 
 	find_fixtures();
-	fmt(tmp_dir, sizeof(tmp_dir), "%s/t_generic.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(tmp_dir)) {
-		printf("Bail out! cannot create a temporary directory: %s\n", strerror(errno));
-		return 1;
-	}
+	make_tmp_dir("t_generic");
 	test_match();
 	test_msm_adreno();
 	test_msm_dpu();
@@ -919,8 +846,6 @@ main(void)
 	test_hwmon_broken();
 	test_nouveau_pwm();
 	rc = done_testing();
-	fmt(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
-	if (system(cmd) != 0)
-		diag("could not remove '%s'", tmp_dir);
+	rm_tree(tmp_dir);
 	return rc;
 }

@@ -30,65 +30,12 @@
 #include "core/gpu.h"
 #include "core/strbuf.h"
 #include "harness.h"
+#include "tree.h"
 
 #define FIXED_TIME 1800000000.0 /* cfg->fixed_time: 2027-01-15T08:00:00Z */
 #define EPS        1e-9
 
-static char fixtures[2048]; /* tests/fixtures */
-static char tmp_dir[256];   /* made by mkdtemp, removed at the end */
-
 /* --- helpers --------------------------------------------------------------- */
-
-/* snprintf() for paths and commands: one that does not fit stops the test. */
-static void __attribute__((format(printf, 3, 4)))
-fmt(char *buf, size_t size, const char *format, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, format);
-	n = vsnprintf(buf, size, format, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= size) {
-		printf("Bail out! path too long: '%s'\n", buf);
-		exit(1);
-	}
-}
-
-static void
-write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f) {
-		printf("Bail out! cannot write '%s': %s\n", path, strerror(errno));
-		exit(1);
-	}
-	fputs(text, f);
-	fclose(f);
-}
-
-static void
-find_fixtures(void)
-{
-	const char *env = getenv("GPUSCOPE_FIXTURES");
-	char *slash;
-
-	if (env && *env) {
-		snprintf(fixtures, sizeof(fixtures), "%s", env);
-		return;
-	}
-	/* __FILE__ is tests/unit/t_intel.c relative to where make ran */
-	snprintf(fixtures, sizeof(fixtures), "%s", __FILE__);
-	slash = strrchr(fixtures, '/');
-	if (slash)
-		*slash = '\0';
-	slash = strrchr(fixtures, '/');
-	if (slash)
-		snprintf(slash, sizeof(fixtures) - (size_t)(slash - fixtures), "/fixtures");
-	else
-		snprintf(fixtures, sizeof(fixtures), "tests/fixtures");
-}
 
 /* The first line of a file, or "" (for uevent fallbacks). */
 static void
@@ -124,19 +71,14 @@ uevent_value(const char *path, const char *key, char *buf, size_t size)
 	fclose(f);
 }
 
-/* Copy fixture root name into the temporary directory; returns its sys path in out. */
+/* A fresh copy of fixture root name in tmp_dir; its sys directory in out. */
 static void
 copy_root(const char *name, char *out, size_t size)
 {
-	char cmd[8192];
+	char root[PATH_MAX];
 
-	fmt(cmd, sizeof(cmd), "rm -rf '%s/%s' && cp -a '%s/%s' '%s/'", tmp_dir, name, fixtures,
-	    name, tmp_dir);
-	if (system(cmd) != 0) {
-		printf("Bail out! cannot copy fixture '%s'\n", name);
-		exit(1);
-	}
-	fmt(out, size, "%s/%s/sys", tmp_dir, name);
+	copy_fixture(name, root, sizeof(root));
+	join(out, size, root, "sys");
 }
 
 /*
@@ -261,7 +203,7 @@ put(const struct run *r, const char *rel, const char *text)
 	char path[PATH_MAX];
 
 	fmt(path, sizeof(path), "%s/%s/%s", r->cfg.sysfs_root, r->card.dev, rel);
-	write_file(path, text);
+	write_str(path, text);
 }
 
 /* A file of the card's own directory (class/drm/cardN: i915's card-level files). */
@@ -271,7 +213,7 @@ put_card(const struct run *r, const char *rel, const char *text)
 	char path[PATH_MAX];
 
 	fmt(path, sizeof(path), "%s/class/drm/%s/%s", r->cfg.sysfs_root, r->card.name, rel);
-	write_file(path, text);
+	write_str(path, text);
 }
 
 static bool
@@ -1001,16 +943,10 @@ test_lact(void)
 int
 main(void)
 {
-	const char *tmp = getenv("TMPDIR");
-	char cmd[512];
 	int rc;
 
 	find_fixtures();
-	fmt(tmp_dir, sizeof(tmp_dir), "%s/t_intel.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(tmp_dir)) {
-		printf("Bail out! cannot create a temporary directory: %s\n", strerror(errno));
-		return 1;
-	}
+	make_tmp_dir("t_intel");
 	test_match();
 	test_i915_a380();
 	test_i915_cometlake();
@@ -1026,8 +962,6 @@ main(void)
 	test_fdinfo_engines_kept();
 	test_lact();
 	rc = done_testing();
-	fmt(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
-	if (system(cmd) != 0)
-		diag("could not remove '%s'", tmp_dir);
+	rm_tree(tmp_dir);
 	return rc;
 }

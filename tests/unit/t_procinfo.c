@@ -10,11 +10,7 @@
  */
 #include "core/procinfo.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <grp.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,7 +18,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/config.h"
@@ -31,6 +26,7 @@
 #include "core/strbuf.h"
 #include "core/xalloc.h"
 #include "harness.h"
+#include "tree.h"
 
 #define FIXED_TIME 1800000000.0 /* cfg->fixed_time: 2027-01-15T08:00:00Z */
 
@@ -49,39 +45,12 @@
 #define POD_GUAR_  "b4e1f1c1_d892_713e_39ae_97127cdfa0e8"
 #define POD_KIND   "c6e60485-baf7-2a54-60cc-9c427f587e02"
 
-static char fixtures[2048];    /* tests/fixtures */
 static char proc_root[2100];   /* tests/fixtures/proc */
 static char nested_root[2100]; /* tests/fixtures/proc-nested */
 static char passwd_path[2100]; /* tests/fixtures/passwd */
-static char tmp_dir[256];      /* made by mkdtemp, removed at the end */
 static long hz;
 
 /* --- helpers --------------------------------------------------------------- */
-
-static void
-find_fixtures(void)
-{
-	const char *env = getenv("GPUSCOPE_FIXTURES");
-	char *slash;
-
-	if (env && *env) {
-		snprintf(fixtures, sizeof(fixtures), "%s", env);
-	} else {
-		/* __FILE__ is tests/unit/t_procinfo.c relative to where make ran */
-		snprintf(fixtures, sizeof(fixtures), "%s", __FILE__);
-		slash = strrchr(fixtures, '/');
-		if (slash)
-			*slash = '\0';
-		slash = strrchr(fixtures, '/');
-		if (slash)
-			snprintf(slash, sizeof(fixtures) - (size_t)(slash - fixtures), "/fixtures");
-		else
-			snprintf(fixtures, sizeof(fixtures), "tests/fixtures");
-	}
-	snprintf(proc_root, sizeof(proc_root), "%s/proc", fixtures);
-	snprintf(nested_root, sizeof(nested_root), "%s/proc-nested", fixtures);
-	snprintf(passwd_path, sizeof(passwd_path), "%s/passwd", fixtures);
-}
 
 static void
 cfg_for(struct gs_config *cfg, const char *root, const char *passwd)
@@ -109,117 +78,6 @@ fill(struct procinfo_ctx *ctx, uint32_t pid, struct gpu_proc *p)
 	return procinfo_fill(ctx, p, &err);
 }
 
-static void
-write_file(const char *dir, const char *name, const void *data, size_t len)
-{
-	char path[4096];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || write(fd, data, len) != (ssize_t)len) {
-		fprintf(stderr, "cannot write '%s': %s\n", path, strerror(errno));
-		exit(99);
-	}
-	fchmod(fd, 0644);
-	close(fd);
-}
-
-static void
-write_str(const char *dir, const char *name, const char *s)
-{
-	write_file(dir, name, s, strlen(s));
-}
-
-static void
-make_dir(const char *path)
-{
-	if (mkdir(path, 0755) && errno != EEXIST) {
-		fprintf(stderr, "cannot create '%s': %s\n", path, strerror(errno));
-		exit(99);
-	}
-	chmod(path, 0755);
-}
-
-/* Copy the file src to dir/name. */
-static void
-copy_file(const char *src, const char *dir, const char *name)
-{
-	char buf[65536];
-	int fd = open(src, O_RDONLY);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
-
-	if (n < 0) {
-		fprintf(stderr, "cannot read '%s': %s\n", src, strerror(errno));
-		exit(99);
-	}
-	close(fd);
-	write_file(dir, name, buf, (size_t)n);
-}
-
-/* Copy a tree of directories, files and symbolic links. */
-static void
-copy_tree(const char *src, const char *dst)
-{
-	DIR *d = opendir(src);
-	struct dirent *de;
-
-	if (!d) {
-		fprintf(stderr, "cannot open '%s': %s\n", src, strerror(errno));
-		exit(99);
-	}
-	make_dir(dst);
-	for (de = readdir(d); de; de = readdir(d)) {
-		char s[4096], t[4096], link[256];
-		struct stat st;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		snprintf(s, sizeof(s), "%s/%s", src, de->d_name);
-		snprintf(t, sizeof(t), "%s/%s", dst, de->d_name);
-		if (lstat(s, &st))
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			copy_tree(s, t);
-		} else if (S_ISLNK(st.st_mode)) {
-			ssize_t n = readlink(s, link, sizeof(link) - 1);
-
-			if (n >= 0) {
-				link[n] = '\0';
-				if (symlink(link, t))
-					exit(99);
-			}
-		} else {
-			copy_file(s, dst, de->d_name);
-		}
-	}
-	closedir(d);
-}
-
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
-static void
-rm_tree(const char *path)
-{
-	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* A fresh directory under tmp_dir (removed first if it exists). */
-static void
-tmp_path(char *buf, size_t size, const char *name)
-{
-	snprintf(buf, size, "%s/%s", tmp_dir, name);
-	rm_tree(buf);
-}
-
 static const char self_status[] = "Name:\tgpuscope\nUid:\t0\t0\t0\t0\nNSpid:\t4321\n";
 static const char plain_mountinfo[] =
         "23 28 0:22 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n";
@@ -234,9 +92,9 @@ make_root(const char *root, const char *uptime, const char *mountinfo)
 	snprintf(self, sizeof(self), "%s/self", root);
 	make_dir(self);
 	if (uptime)
-		write_str(root, "uptime", uptime);
-	write_str(self, "status", self_status);
-	write_str(self, "mountinfo", mountinfo ? mountinfo : plain_mountinfo);
+		write_at(root, "uptime", uptime);
+	write_at(self, "status", self_status);
+	write_at(self, "mountinfo", mountinfo ? mountinfo : plain_mountinfo);
 }
 
 /* A minimal process directory root/pid; a NULL file is left out. */
@@ -249,13 +107,13 @@ make_pid(const char *root, uint32_t pid, const char *status, const char *stat, c
 	snprintf(dir, sizeof(dir), "%s/%u", root, pid);
 	make_dir(dir);
 	if (status)
-		write_str(dir, "status", status);
+		write_at(dir, "status", status);
 	if (stat)
-		write_str(dir, "stat", stat);
+		write_at(dir, "stat", stat);
 	if (cmdline)
-		write_file(dir, "cmdline", cmdline, cmdline_len);
+		write_bytes_at(dir, "cmdline", cmdline, cmdline_len);
 	if (cgroup)
-		write_str(dir, "cgroup", cgroup);
+		write_at(dir, "cgroup", cgroup);
 }
 
 /*
@@ -305,39 +163,26 @@ fill_res_direct(const char *root, const char *passwd, uint32_t pid, struct fill_
 	procinfo_free(ctx);
 }
 
+struct fill_arg {
+	const char *root, *passwd;
+	uint32_t pid;
+};
+
+static void
+fill_child(const void *arg, void *res)
+{
+	const struct fill_arg *a = arg;
+
+	fill_res_direct(a->root, a->passwd, a->pid, res);
+}
+
 /* Fill pid as an unprivileged user. Returns -1 when that cannot be arranged. */
 static int
 fill_unprivileged(const char *root, const char *passwd, uint32_t pid, struct fill_res *r)
 {
-	int fds[2], status;
-	ssize_t n;
-	pid_t child;
+	const struct fill_arg a = { root, passwd, pid };
 
-	if (geteuid() != 0) {
-		fill_res_direct(root, passwd, pid, r);
-		return 0;
-	}
-	if (pipe(fds))
-		return -1;
-	fflush(stdout);
-	child = fork();
-	if (child < 0)
-		return -1;
-	if (child == 0) {
-		close(fds[0]);
-		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
-			_exit(3);
-		fill_res_direct(root, passwd, pid, r);
-		n = write(fds[1], r, sizeof(*r));
-		_exit(n == (ssize_t)sizeof(*r) ? 0 : 4);
-	}
-	close(fds[1]);
-	n = read(fds[0], r, sizeof(*r));
-	close(fds[0]);
-	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) ||
-	    n != (ssize_t)sizeof(*r))
-		return -1;
-	return 0;
+	return as_nobody(fill_child, &a, r, sizeof(*r));
 }
 
 /* --- container detection --------------------------------------------------- */
@@ -838,7 +683,7 @@ test_hidepid(void)
 	ctx = procinfo_new(&cfg);
 	is_int(fill(ctx, 4242, &p), E_NOTFOUND, "hidepid: not hidden at first");
 	gpu_proc_release(&p);
-	write_str(root, "self/mountinfo", cases[0].mountinfo);
+	write_at(root, "self/mountinfo", cases[0].mountinfo);
 	is_int(fill(ctx, 4242, &p), E_NOTFOUND, "hidepid: learnt once per context");
 	gpu_proc_release(&p);
 	procinfo_free(ctx);
@@ -853,14 +698,11 @@ test_unreadable(void)
 	char root[4096], nested[4096], path[4200], passwd[4096];
 	struct fill_res r;
 
-	tmp_path(root, sizeof(root), "perm");
-	copy_tree(proc_root, root);
-	tmp_path(nested, sizeof(nested), "perm-nested");
-	copy_tree(nested_root, nested);
+	copy_fixture("proc", root, sizeof(root));
+	copy_fixture("proc-nested", nested, sizeof(nested));
 	/* the unprivileged child must reach the files: mkdtemp made tmp_dir 0700 */
 	chmod(tmp_dir, 0755);
-	snprintf(passwd, sizeof(passwd), "%s/passwd", tmp_dir);
-	copy_file(passwd_path, tmp_dir, "passwd");
+	copy_fixture("passwd", passwd, sizeof(passwd));
 
 	snprintf(path, sizeof(path), "%s/5005/cmdline", root);
 	chmod(path, 0);
@@ -921,7 +763,7 @@ set_stat(const char *root, uint32_t pid, const char *comm, unsigned long utime, 
 	snprintf(buf, sizeof(buf),
 	         "%u (%s) S 1 %u 1 0 -1 4194560 100 0 0 0 %lu %lu 0 0 20 0 8 0 %lu 1000 100\n", pid,
 	         comm, pid, utime, stime, start);
-	write_str(dir, "stat", buf);
+	write_at(dir, "stat", buf);
 }
 
 static void
@@ -942,8 +784,7 @@ test_cpu_delta(void)
 	struct procinfo_ctx *ctx;
 	struct gpu_snapshot snap;
 
-	tmp_path(root, sizeof(root), "delta");
-	copy_tree(proc_root, root);
+	copy_fixture("proc", root, sizeof(root));
 	cfg_for(&cfg, root, passwd_path);
 	ctx = procinfo_new(&cfg);
 	gpu_snapshot_init(&snap);
@@ -954,7 +795,7 @@ test_cpu_delta(void)
 	is_dbl(field(&snap.proc[2], PF_CPU_PERCENT), 20, 1e-9, "delta: first sample of 2002");
 
 	/* 2 s later: 1001 used 1.5 s of CPU, 2002 used 3 s on several threads */
-	write_str(root, "uptime", "350002.50 5312349.00\n");
+	write_at(root, "uptime", "350002.50 5312349.00\n");
 	set_stat(root, 1001, "python3", 360100, 40050, 34000000);
 	set_stat(root, 2002, "tritonserver", 1800, 500, 34990050);
 	enrich_pids(ctx, &snap, both, 3);
@@ -965,7 +806,7 @@ test_cpu_delta(void)
 	is_dbl(field(&snap.proc[0], PF_CPU_TIME), 4001.5, 1e-9, "delta: cpu time");
 
 	/* 1001 not sampled: its entry is dropped; 2002 idle for 1 s */
-	write_str(root, "uptime", "350003.50 5312350.00\n");
+	write_at(root, "uptime", "350003.50 5312350.00\n");
 	enrich_pids(ctx, &snap, only_2002, 1);
 	is_dbl(field(&snap.proc[0], PF_CPU_PERCENT), 0, 1e-9, "delta: idle for a second");
 
@@ -978,7 +819,7 @@ test_cpu_delta(void)
 	 * pid 2002 reused by a process started 54.5 s ago that used 25 s:
 	 * its lifetime 45.87 %, where a delta against the old 23 s would say 200 %
 	 */
-	write_str(root, "uptime", "350004.50 5312351.00\n");
+	write_at(root, "uptime", "350004.50 5312351.00\n");
 	set_stat(root, 2002, "new", 2400, 100, 34995000);
 	enrich_pids(ctx, &snap, only_2002, 1);
 	is_dbl(field(&snap.proc[0], PF_CPU_PERCENT), 2500.0 / 54.5, 1e-9,
@@ -993,7 +834,7 @@ test_cpu_delta(void)
 
 		fill(ctx, 2002, &p);
 		gpu_proc_release(&p);
-		write_str(root, "uptime", "350008.50 5312351.00\n");
+		write_at(root, "uptime", "350008.50 5312351.00\n");
 		set_stat(root, 2002, "new", 2600, 100, 34995000);
 		fill(ctx, 2002, &p);
 		is_dbl(field(&p, PF_CPU_PERCENT), 50, 1e-9,
@@ -1031,8 +872,7 @@ test_users(void)
 
 	tmp_path(root, sizeof(root), "users");
 	make_root(root, "100.00 100.00\n", NULL);
-	snprintf(abs_passwd, sizeof(abs_passwd), "%s/passwd", tmp_dir);
-	copy_file(passwd_path, tmp_dir, "passwd");
+	copy_fixture("passwd", abs_passwd, sizeof(abs_passwd));
 
 	cfg_for(&cfg, root, abs_passwd);
 	ctx = procinfo_new(&cfg);
@@ -1109,7 +949,7 @@ test_odd_files(void)
 	for (i = 0; i < sizeof(big); i++)
 		big[i] = i % 100 == 99 ? '\0' : 'a';
 	make_pid(root, 201, good_status, good_stat, big, sizeof(big), good_cgroup);
-	write_str(root, "uptime", "100.00 100.00\n");
+	write_at(root, "uptime", "100.00 100.00\n");
 	is_int(fill(ctx, 201, &p), 0, "huge cmdline: filled");
 	ok(p.cmdline && strlen(p.cmdline) == 4096 && p.cmdline[99] == ' ',
 	   "huge cmdline: cut at 4096 bytes");
@@ -1151,7 +991,7 @@ test_odd_files(void)
 	   "status without Name or Uid: partial");
 	gpu_proc_release(&p);
 	snprintf(dir, sizeof(dir), "%s/206", root);
-	write_str(dir, "status", "Name:\tw\nUid:\t5\t5\t5\t5\n");
+	write_at(dir, "status", "Name:\tw\nUid:\t5\t5\t5\t5\n");
 	fill(ctx, 206, &p);
 	ok(p.host == PHOST_OK && !proc_has(&p, PF_NSPID) && !proc_has(&p, PF_RSS),
 	   "status of a kernel before 4.1 without NSpid, and no VmRSS: complete");
@@ -1184,8 +1024,7 @@ test_fuzz(void)
 	unsigned bad = 0, runs = 0;
 	size_t f, len, i;
 
-	tmp_path(root, sizeof(root), "fuzz");
-	copy_tree(proc_root, root);
+	copy_fixture("proc", root, sizeof(root));
 	snprintf(dir, sizeof(dir), "%s/1001", root);
 	cfg_for(&cfg, root, passwd_path);
 	ctx = procinfo_new(&cfg);
@@ -1201,7 +1040,7 @@ test_fuzz(void)
 			close(fd);
 		len = n > 0 ? (size_t)n : 0;
 		for (i = 0; i <= len; i++) {
-			write_file(d, files[f], orig, i);
+			write_bytes_at(d, files[f], orig, i);
 			runs++;
 			if (fill(ctx, 1001, &p) || (p.host != PHOST_OK && p.host != PHOST_PARTIAL))
 				bad++;
@@ -1213,13 +1052,13 @@ test_fuzz(void)
 			for (j = 0; j < n2; j++)
 				buf[j] = rng() % 4 ? alphabet[rng() % (sizeof(alphabet) - 1)]
 				                   : (char)rng();
-			write_file(d, files[f], buf, n2);
+			write_bytes_at(d, files[f], buf, n2);
 			runs++;
 			if (fill(ctx, 1001, &p) || (p.host != PHOST_OK && p.host != PHOST_PARTIAL))
 				bad++;
 			gpu_proc_release(&p);
 		}
-		write_file(d, files[f], orig, len);
+		write_bytes_at(d, files[f], orig, len);
 	}
 	is_int(bad, 0, "fuzz: %u truncated and random files, all read as ok or partial", runs);
 	procinfo_free(ctx);
@@ -1231,7 +1070,7 @@ test_fuzz(void)
 		for (j = 0; j < n2; j++)
 			buf[j] = alphabet[rng() % (sizeof(alphabet) - 1)];
 		snprintf(src, sizeof(src), "%s/self", root);
-		write_file(src, i % 2 ? "status" : "mountinfo", buf, n2);
+		write_bytes_at(src, i % 2 ? "status" : "mountinfo", buf, n2);
 		ctx = procinfo_new(&cfg);
 		fill(ctx, 1001, &p);
 		gpu_proc_release(&p);
@@ -1279,15 +1118,12 @@ test_real_self(void)
 int
 main(void)
 {
-	const char *tmp = getenv("TMPDIR");
-
 	hz = sysconf(_SC_CLK_TCK);
 	find_fixtures();
-	snprintf(tmp_dir, sizeof(tmp_dir), "%s/t_procinfo.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(tmp_dir)) {
-		printf("Bail out! cannot create a temporary directory: %s\n", strerror(errno));
-		return 1;
-	}
+	join(proc_root, sizeof(proc_root), fixtures, "proc");
+	join(nested_root, sizeof(nested_root), fixtures, "proc-nested");
+	join(passwd_path, sizeof(passwd_path), fixtures, "passwd");
+	make_tmp_dir("t_procinfo");
 
 	test_container_shapes();
 	test_container_buffers();
