@@ -254,7 +254,7 @@ skip_prefix(const char **p, const char *end, const char *prefix)
 	return true;
 }
 
-/* Copy [p, end) into buf as a name: non-empty, no blanks, fits. */
+/* Copy [p, end) into buf as a name: non-empty, printable ASCII without blanks, fits. */
 static bool
 copy_name(char *buf, size_t size, const char *p, const char *end)
 {
@@ -262,8 +262,9 @@ copy_name(char *buf, size_t size, const char *p, const char *end)
 
 	if (!n || n >= size)
 		return false;
+	/* printable ASCII only: a NUL or a control character would cut or garble it */
 	for (const char *q = p; q < end; q++)
-		if (is_blank(*q))
+		if ((unsigned char)*q <= ' ' || (unsigned char)*q >= 0x7f)
 			return false;
 	memcpy(buf, p, n);
 	buf[n] = '\0';

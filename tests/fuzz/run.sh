@@ -76,12 +76,15 @@ targets=${FUZZ_TARGETS:-$(for f in tests/fuzz/fuzz_*.c; do
 	echo "${f%.c}"
 done)}
 
-# The library, from the sources it needs (core and front ends), rebuilt when
-# any of them, or this script, is newer than the archive.
+# The library, from the sources it needs (core and front ends, and the
+# backend parsers of kernel files that have targets), rebuilt when any of
+# them, or this script, is newer than the archive.
 lib=$out/libgpuscope-fuzz.a
-lib_src=$(ls src/core/*.c src/front/*.c)
+backend="src/backend/fdinfo.c src/backend/fdinfo.h src/backend/amdgpu_metrics.c src/backend/amdgpu_metrics.h"
+lib_src=$(ls src/core/*.c src/front/*.c src/backend/fdinfo.c src/backend/amdgpu_metrics.c)
 build_ok=1
-if [ ! -f "$lib" ] || [ -n "$(find src/core src/front tests/fuzz/run.sh -newer "$lib" 2>/dev/null)" ]; then
+# shellcheck disable=SC2086
+if [ ! -f "$lib" ] || [ -n "$(find src/core src/front $backend tests/fuzz/run.sh -newer "$lib" 2>/dev/null)" ]; then
 	rm -f "$lib"
 	objs=""
 	i=0

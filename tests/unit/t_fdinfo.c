@@ -373,6 +373,14 @@ test_traps(void)
 	ok(p.nr_engine == 1 && engine(&p, "e") != -1,
 	   "bad numbers, units, empty and long names ignored; a bare number is ns");
 
+	/* names with control characters or bytes past ASCII: not names (the fuzzer found a NUL) */
+	one("ctrlname",
+	    HDR "drm-engine-a\001b:\t5 ns\ndrm-engine-\177:\t5 ns\ndrm-engine-\303\251:\t5 ns\n"
+	        "drm-resident-v\033ram:\t5 KiB\ndrm-engine-ok:\t5 ns\n",
+	    &p);
+	ok(p.nr_engine == 1 && engine(&p, "ok") != -1 && !p.has_local && !p.has_system,
+	   "engine and region names with control or non-ASCII bytes are ignored");
+
 	/* more engines than we keep */
 	one("many",
 	    HDR
