@@ -6,11 +6,17 @@
 #ifndef GPUSCOPE_FUZZ_H
 #define GPUSCOPE_FUZZ_H
 
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -55,6 +61,76 @@ fuzz_dump(const char *what, const char *s, size_t n)
 			fprintf(stderr, "\\x%02x", c);
 	}
 	fprintf(stderr, "\"\n");
+}
+
+/* --- a scratch tree per fuzzer process -------------------------------------- */
+
+static char fuzz_base[4096]; /* the tree of this process, "" when none */
+
+static inline int
+fuzz_rm_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	return remove(path);
+}
+
+static inline void
+fuzz_rm_tree(const char *dir)
+{
+	nftw(dir, fuzz_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static inline void
+fuzz_scratch_cleanup(void)
+{
+	if (fuzz_base[0])
+		fuzz_rm_tree(fuzz_base);
+}
+
+/*
+ * Make the scratch tree of target name: <dir>/gpuscope-fuzz-<name>.<pid>.XXXXXX,
+ * dir being /dev/shm (memory: fast), else $TMPDIR, else /tmp. It is removed
+ * at exit; the trees that crashed runs of the same target left behind (their
+ * pid is gone) are removed first. Returns its path; aborts when it cannot.
+ */
+static inline const char *
+fuzz_scratch(const char *name)
+{
+	const char *tmp = getenv("TMPDIR");
+	char prefix[128];
+	size_t plen;
+	struct dirent *de;
+	DIR *d;
+
+	if (access("/dev/shm", W_OK) == 0)
+		tmp = "/dev/shm";
+	else if (!tmp || !*tmp)
+		tmp = "/tmp";
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "gpuscope-fuzz-%s.", name);
+	d = opendir(tmp);
+	while (d && (de = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(de->d_name, prefix, plen))
+			continue;
+		pid = strtol(de->d_name + plen, &end, 10);
+		if (*end != '.' || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(fuzz_base, sizeof(fuzz_base), "%s/%s", tmp, de->d_name);
+		fuzz_rm_tree(fuzz_base);
+	}
+	if (d)
+		closedir(d);
+	snprintf(fuzz_base, sizeof(fuzz_base), "%s/%s%ld.XXXXXX", tmp, prefix, (long)getpid());
+	if (!mkdtemp(fuzz_base)) {
+		fprintf(stderr, "cannot create '%s': %s\n", fuzz_base, strerror(errno));
+		abort();
+	}
+	atexit(fuzz_scratch_cleanup);
+	return fuzz_base;
 }
 
 #endif

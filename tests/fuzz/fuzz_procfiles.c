@@ -162,48 +162,6 @@ make_dir(const char *path)
 		die_errno("cannot create", path);
 }
 
-static int
-rm_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)type;
-	(void)ftw;
-	return remove(path);
-}
-
-static void
-cleanup(void)
-{
-	if (base[0])
-		nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* Remove the roots that crashed runs of this target left behind (their pid is gone). */
-static void
-remove_stale(const char *dir)
-{
-	static const char prefix[] = "gpuscope-fuzz-procfiles.";
-	DIR *d = opendir(dir);
-	struct dirent *de;
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		char *end;
-		long pid;
-
-		if (strncmp(de->d_name, prefix, sizeof(prefix) - 1))
-			continue;
-		pid = strtol(de->d_name + sizeof(prefix) - 1, &end, 10);
-		if (*end != '.' || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;
-		snprintf(base, sizeof(base), "%s/%s", dir, de->d_name);
-		cleanup();
-	}
-	closedir(d);
-	base[0] = '\0';
-}
-
 static void
 make_root(int i)
 {
@@ -250,19 +208,9 @@ make_root(int i)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *tmp = getenv("TMPDIR");
-
 	(void)argc;
 	(void)argv;
-	if (access("/dev/shm", W_OK) == 0)
-		tmp = "/dev/shm";
-	else if (!tmp || !*tmp)
-		tmp = "/tmp";
-	remove_stale(tmp);
-	snprintf(base, sizeof(base), "%s/gpuscope-fuzz-procfiles.%ld.XXXXXX", tmp, (long)getpid());
-	if (!mkdtemp(base))
-		die_errno("cannot create", base);
-	atexit(cleanup);
+	snprintf(base, sizeof(base), "%s", fuzz_scratch("procfiles"));
 	for (int i = 0; i < NR_ROOTS; i++)
 		make_root(i);
 	write_file(base, "passwd", passwd, sizeof(passwd) - 1);
