@@ -3,11 +3,14 @@
  */
 #include "gpu.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "err.h"
 #include "strbuf.h"
 #include "xalloc.h"
 
@@ -148,4 +151,114 @@ vendor_key(enum gpu_vendor v)
 		break;
 	}
 	return "unknown";
+}
+
+/* Parse "[domain:]bus:dev[.fn]" (hex) into its parts. */
+static bool
+parse_bus_id(const char *s, unsigned long v[4])
+{
+	unsigned long part[4] = { 0 };
+	int n = 0;
+	char *end;
+
+	while (*s && n < 4) {
+		part[n++] = strtoul(s, &end, 16);
+		if (end == s)
+			return false;
+		s = end;
+		if (*s == ':' || *s == '.')
+			s++;
+		else if (*s)
+			return false;
+	}
+	if (n == 4) { /* domain:bus:dev.fn */
+		memcpy(v, part, sizeof(part));
+		return true;
+	}
+	if (n == 3) { /* bus:dev.fn, or domain:bus:dev without a function */
+		v[0] = 0, v[1] = part[0], v[2] = part[1], v[3] = part[2];
+		return true;
+	}
+	return false;
+}
+
+bool
+gpu_match_id(const struct gpu_device *d, const char *id, bool *ambiguous_prefix)
+{
+	size_t len = strlen(id);
+	bool digits = len > 0;
+
+	*ambiguous_prefix = false;
+	for (size_t i = 0; i < len; i++)
+		digits &= isdigit((unsigned char)id[i]) != 0;
+	if (digits)
+		return strtoul(id, NULL, 10) == d->index;
+	if (!strncasecmp(id, "GPU-", 4) || !strncasecmp(id, "MIG-", 4)) {
+		*ambiguous_prefix = strlen(d->uuid) != len;
+		return d->uuid[0] && !strncasecmp(d->uuid, id, len);
+	}
+	if (strchr(id, ':') && d->pci_valid) {
+		unsigned long want[4], have[4];
+
+		if (!parse_bus_id(id, want) || !parse_bus_id(d->pci_bus_id, have))
+			return false;
+		return want[0] == have[0] && want[1] == have[1] && want[2] == have[2] &&
+		       want[3] == have[3];
+	}
+	return false;
+}
+
+int
+gpu_select(const struct gpu_device *dev, size_t nr, const char *ids, bool *selected,
+           struct err *err)
+{
+	char *copy, *tok, *save = NULL;
+	int rc = 0;
+
+	for (size_t i = 0; i < nr; i++)
+		selected[i] = !ids || !*ids;
+	if (!ids || !*ids)
+		return 0;
+	copy = xstrdup(ids);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t hits = 0, exact = 0, last = 0;
+
+		while (isspace((unsigned char)*tok))
+			tok++;
+		if (!*tok)
+			continue;
+		for (size_t i = 0; i < nr; i++) {
+			bool prefix;
+
+			if (gpu_match_id(&dev[i], tok, &prefix)) {
+				hits++;
+				exact += !prefix;
+				last = i;
+			}
+		}
+		if (hits == 1 || (hits > 1 && exact == 1)) {
+			if (hits > 1)
+				for (size_t i = 0; i < nr; i++) {
+					bool prefix;
+
+					if (gpu_match_id(&dev[i], tok, &prefix) && !prefix)
+						last = i;
+				}
+			selected[last] = true;
+			continue;
+		}
+		if (hits > 1)
+			rc = err_set(err, E_USAGE, "'%s' matches %zu GPUs: give more of the UUID",
+			             tok, hits);
+		else if (nr)
+			rc = err_set(
+			        err, E_USAGE,
+			        "no GPU matches '%s' (give an index from 0 to %zu, a UUID or a PCI bus id)",
+			        tok, nr - 1);
+		else
+			rc = err_set(err, E_USAGE, "no GPU matches '%s'", tok);
+		break;
+	}
+	free(copy);
+	return rc;
 }

@@ -234,6 +234,22 @@ proc_set(struct gpu_proc *p, enum proc_field f, double v)
 	p->valid |= (uint32_t)1 << f;
 }
 
+/*
+ * Whether d is the GPU that id names: an index ("3"), a UUID or a prefix of
+ * one ("GPU-5d2c"; *ambiguous_prefix set when it is not the whole UUID), or
+ * a PCI bus id in any common spelling ("0000:3b:00.0", "3B:00.0").
+ */
+bool gpu_match_id(const struct gpu_device *d, const char *id, bool *ambiguous_prefix);
+
+/*
+ * Set selected[i] for the devices of dev[0..nr) that ids names, a comma-
+ * separated list of ids as above (NULL or "": all of them). Returns 0, or
+ * E_USAGE naming the first id that matches no GPU, or several.
+ */
+struct err;
+int gpu_select(const struct gpu_device *dev, size_t nr, const char *ids, bool *selected,
+               struct err *err);
+
 const char *dev_state_key(enum dev_state st); /* "ok", "lost", ... */
 const char *vendor_key(enum gpu_vendor v);    /* "nvidia", ... */
 
