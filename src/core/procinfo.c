@@ -9,13 +9,16 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -46,13 +49,26 @@
 
 #define CONTAINER_ID_LEN 12 /* as docker ps shows it */
 
+#define PROCFS_MAGIC 0x9fa0 /* statfs() f_type of procfs (linux/magic.h) */
+
 struct user_ent {
 	uint32_t uid;
 	uint32_t seq; /* line number in the passwd file: the first line wins */
 	char *name;
 };
 
-/* What the previous samples saw of one process, for CPU % over an interval. */
+/*
+ * Seconds a process's owner, command line and cgroup are taken from the
+ * cache before they are read again (a process may change its title with
+ * setproctitle(), or move to another cgroup; both are rare).
+ */
+#define STATIC_REFRESH 10.0
+
+/*
+ * What the previous samples saw of one process: CPU times, for CPU % over an
+ * interval, and what rarely changes while it lives, so that a repeated
+ * sample of a process in our pid namespace reads only its stat file.
+ */
 struct cpu_ent {
 	uint32_t pid;
 	uint64_t start_ticks; /* tells a reused pid from the process we saw */
@@ -60,6 +76,13 @@ struct cpu_ent {
 	bool has_prev;
 	double prev_cpu, prev_up; /* CPU seconds and uptime at the sample before gen */
 	double cur_cpu, cur_up;   /* ... and at sample gen */
+
+	int stat_fd;      /* /proc/<pid>/stat kept open (read again with pread), or -1 */
+	bool have_static; /* the fields below hold a full read of this process */
+	double static_at; /* clock_mono() of that read */
+	double uid;
+	char *user, *cmdline, *container, *pod, *cgroup; /* owned; NULL = unknown */
+	const char *runtime;
 };
 
 struct procinfo_ctx {
@@ -80,6 +103,7 @@ struct procinfo_ctx {
 
 	struct cpu_ent *cpu; /* sorted by pid */
 	size_t nr_cpu, alloc_cpu;
+	size_t nr_fd, fd_budget; /* stat files kept open, and how many may be */
 
 	/* the sample in progress */
 	unsigned gen;
@@ -820,16 +844,53 @@ user_name(struct procinfo_ctx *ctx, uint32_t uid)
 
 /* --- CPU % ----------------------------------------------------------------- */
 
+static void
+ent_forget_static(struct procinfo_ctx *ctx, struct cpu_ent *e)
+{
+	if (e->stat_fd >= 0) {
+		close(e->stat_fd);
+		ctx->nr_fd--;
+	}
+	e->stat_fd = -1;
+	free(e->user);
+	free(e->cmdline);
+	free(e->container);
+	free(e->pod);
+	free(e->cgroup);
+	e->user = e->cmdline = e->container = e->pod = e->cgroup = NULL;
+	e->runtime = NULL;
+	e->have_static = false;
+}
+
 /* Forget the processes the current sample did not see. */
 static void
 cpu_prune(struct procinfo_ctx *ctx)
 {
 	size_t i, j = 0;
 
-	for (i = 0; i < ctx->nr_cpu; i++)
+	for (i = 0; i < ctx->nr_cpu; i++) {
 		if (ctx->cpu[i].gen == ctx->gen)
 			ctx->cpu[j++] = ctx->cpu[i];
+		else
+			ent_forget_static(ctx, &ctx->cpu[i]);
+	}
 	ctx->nr_cpu = j;
+}
+
+/* The entry of pid, or NULL. */
+static struct cpu_ent *
+cpu_find(struct procinfo_ctx *ctx, uint32_t pid)
+{
+	size_t lo = 0, hi = ctx->nr_cpu, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (ctx->cpu[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ctx->nr_cpu && ctx->cpu[lo].pid == pid ? &ctx->cpu[lo] : NULL;
 }
 
 /* The entry of pid, added when missing; NULL when the cache is full. */
@@ -855,6 +916,7 @@ cpu_entry(struct procinfo_ctx *ctx, uint32_t pid)
 	ALLOC_GROW(ctx->cpu, ctx->nr_cpu + 1, ctx->alloc_cpu);
 	memmove(ctx->cpu + lo + 1, ctx->cpu + lo, (ctx->nr_cpu - lo) * sizeof(*ctx->cpu));
 	memset(&ctx->cpu[lo], 0, sizeof(ctx->cpu[lo]));
+	ctx->cpu[lo].stat_fd = -1;
 	ctx->cpu[lo].pid = pid;
 	ctx->nr_cpu++;
 	return &ctx->cpu[lo];
@@ -872,7 +934,9 @@ set_cpu_percent(struct procinfo_ctx *ctx, struct gpu_proc *p, double cpu, double
 
 	if (e && e->start_ticks != p->start_ticks) {
 		/* the pid was reused by a new process */
+		ent_forget_static(ctx, e);
 		memset(e, 0, sizeof(*e));
+		e->stat_fd = -1;
 		e->pid = p->pid;
 		e->start_ticks = p->start_ticks;
 	}
@@ -1119,6 +1183,108 @@ same_pid_ns(struct procinfo_ctx *ctx, uint32_t pid)
 	return !strcmp(ns, ctx->self_ns);
 }
 
+static char *
+dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+/*
+ * A process read in full a moment ago, in our pid namespace, and still the
+ * same process (its start time says so): read its stat file only, and take
+ * the rest from the cache. Returns 0 (done), E_NOTFOUND (it exited), or 1
+ * when it must be read in full.
+ */
+static int
+fill_cached(struct procinfo_ctx *ctx, struct gpu_proc *p)
+{
+	struct cpu_ent *e = cpu_find(ctx, p->pid);
+	struct stat_info st;
+	int rc;
+
+	if (!e || !e->have_static || clock_mono() - e->static_at >= STATIC_REFRESH)
+		return 1;
+	if (e->stat_fd >= 0) {
+		/* procfs makes the file anew at offset 0; a process that is gone gives ESRCH */
+		ssize_t n;
+
+		strbuf_reset(&ctx->sb);
+		strbuf_grow(&ctx->sb, STAT_CAP);
+		n = pread(e->stat_fd, ctx->sb.buf, STAT_CAP - 1, 0);
+		if (n <= 0) {
+			ent_forget_static(ctx, e); /* read it in full: gone, or a new process */
+			return 1;
+		}
+		strbuf_setlen(&ctx->sb, (size_t)n);
+		rc = 0;
+	} else {
+		rc = read_pid_file(ctx, p->pid, "stat", STAT_CAP);
+	}
+	if (rc == E_NOTFOUND)
+		return rc;
+	if (rc < 0 || !parse_stat(ctx->sb.buf, ctx->sb.len, &st) || st.starttime != e->start_ticks)
+		return 1;
+	ctx->no_status = true;
+	apply_stat(ctx, p); /* may move the entry (the cache grows): e is not used after */
+	ctx->no_status = false;
+	e = cpu_find(ctx, p->pid);
+	if (!e || !e->have_static)
+		return 1;
+	proc_set(p, PF_NSPID, p->pid);
+	proc_set(p, PF_UID, e->uid);
+	replace_str(&p->user, dup_or_null(e->user));
+	replace_str(&p->cmdline, dup_or_null(e->cmdline));
+	replace_str(&p->container, dup_or_null(e->container));
+	replace_str(&p->pod, dup_or_null(e->pod));
+	replace_str(&p->cgroup, dup_or_null(e->cgroup));
+	p->container_runtime = e->runtime;
+	p->host = PHOST_OK;
+	return 0;
+}
+
+/* Whether fd is a file of procfs (whose files say ESRCH once their process is gone). */
+static bool
+is_procfs(int fd)
+{
+	struct statfs sf;
+
+	return fstatfs(fd, &sf) == 0 && sf.f_type == PROCFS_MAGIC;
+}
+
+/* Keep what fill_cached() reuses of a process just read in full. */
+static void
+remember_static(struct procinfo_ctx *ctx, const struct gpu_proc *p)
+{
+	struct cpu_ent *e = cpu_find(ctx, p->pid);
+
+	if (!e || e->start_ticks != p->start_ticks || !proc_has(p, PF_UID))
+		return;
+	ent_forget_static(ctx, e);
+	e->uid = p->v[PF_UID];
+	e->user = dup_or_null(p->user);
+	e->cmdline = dup_or_null(p->cmdline);
+	e->container = dup_or_null(p->container);
+	e->pod = dup_or_null(p->pod);
+	e->cgroup = dup_or_null(p->cgroup);
+	e->runtime = p->container_runtime;
+	e->static_at = clock_mono();
+	e->have_static = true;
+	if (ctx->nr_fd < ctx->fd_budget) {
+		char rel[64], full[4096];
+
+		snprintf(rel, sizeof(rel), "%" PRIu32 "/stat", p->pid);
+		path_join(full, sizeof(full), ctx->cfg->proc_root, rel);
+		e->stat_fd = open(full, O_RDONLY | O_CLOEXEC);
+		if (e->stat_fd >= 0 && !is_procfs(e->stat_fd)) {
+			/* a saved tree: its files do not follow the process; open them each time */
+			close(e->stat_fd);
+			e->stat_fd = -1;
+		}
+		if (e->stat_fd >= 0)
+			ctx->nr_fd++;
+	}
+}
+
 /*
  * status gives the real uid and the pid inside the process's own namespace,
  * and costs the kernel as much to write as the other three files together.
@@ -1132,6 +1298,13 @@ fill_one(struct procinfo_ctx *ctx, struct gpu_proc *p, struct err *err)
 	bool partial = false;
 	int rc;
 
+	if (!ctx->nested) {
+		rc = fill_cached(ctx, p);
+		if (rc == E_NOTFOUND)
+			goto gone;
+		if (rc == 0)
+			return 0;
+	}
 	if (!ctx->nested && same_pid_ns(ctx, p->pid)) {
 		proc_set(p, PF_NSPID, p->pid);
 		ctx->no_status = true;
@@ -1140,6 +1313,8 @@ fill_one(struct procinfo_ctx *ctx, struct gpu_proc *p, struct err *err)
 		if (rc == E_NOTFOUND)
 			goto gone;
 		p->host = partial ? PHOST_PARTIAL : PHOST_OK;
+		if (!partial)
+			remember_static(ctx, p);
 		return 0;
 	}
 	rc = read_pid_file(ctx, p->pid, "status", STATUS_CAP);
@@ -1220,6 +1395,30 @@ begin_sample(struct procinfo_ctx *ctx)
 	ctx->uptime_ok = parse_seconds(&s, end, &ctx->uptime);
 }
 
+/*
+ * How many stat files a context may keep open: half of what this process may
+ * open, after lifting its soft limit to the hard one (up to 16384; only
+ * descriptors below 1024 may go to select(), and ours never do), so that
+ * a thousand GPU processes each cost one read a sample, not an open, a read
+ * and a close.
+ */
+static size_t
+stat_fd_budget(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	if (rl.rlim_cur < 16384 && rl.rlim_max > rl.rlim_cur) {
+		rlim_t want = rl.rlim_max < 16384 ? rl.rlim_max : 16384;
+		struct rlimit up = { want, rl.rlim_max };
+
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			rl.rlim_cur = want;
+	}
+	return rl.rlim_cur > 256 ? (size_t)(rl.rlim_cur / 2) : 0;
+}
+
 struct procinfo_ctx *
 procinfo_new(const struct gs_config *cfg)
 {
@@ -1228,6 +1427,7 @@ procinfo_new(const struct gs_config *cfg)
 	long page = sysconf(_SC_PAGESIZE);
 
 	ctx->cfg = cfg;
+	ctx->fd_budget = stat_fd_budget();
 	ctx->hz = hz > 0 ? (double)hz : 100;
 	ctx->page_size = page > 0 ? (double)page : 4096;
 	strbuf_init(&ctx->sb, 4096);
@@ -1242,6 +1442,8 @@ procinfo_free(struct procinfo_ctx *ctx)
 	for (size_t i = 0; i < ctx->nr_user; i++)
 		free(ctx->user[i].name);
 	free(ctx->user);
+	for (size_t i = 0; i < ctx->nr_cpu; i++)
+		ent_forget_static(ctx, &ctx->cpu[i]);
 	free(ctx->cpu);
 	strbuf_release(&ctx->sb);
 	free(ctx);

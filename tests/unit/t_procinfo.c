@@ -12,12 +12,14 @@
 
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/config.h"
@@ -845,6 +847,129 @@ test_cpu_delta(void)
 	rm_tree(root);
 }
 
+/*
+ * A process seen before in our pid namespace is read again from its stat
+ * file alone: owner, command line and container come from the first read
+ * (a title set later shows after STATIC_REFRESH), a reused pid is read in
+ * full, and one that is gone is dropped.
+ */
+static void
+test_static_cache(void)
+{
+	static const uint32_t pids[] = { 1001, 2002 };
+	char root[4096], dir[4096];
+	struct gs_config cfg;
+	struct procinfo_ctx *ctx;
+	struct gpu_snapshot snap;
+	char *cmd0, *user0, *cont0, *cg0;
+
+	copy_fixture("proc", root, sizeof(root));
+	fmt(dir, sizeof(dir), "%s/self/ns", root);
+	make_dirs(dir);
+	link_at(dir, "pid", "pid:[4026531836]");
+	for (size_t i = 0; i < 2; i++) {
+		fmt(dir, sizeof(dir), "%s/%u/ns", root, pids[i]);
+		make_dirs(dir);
+		link_at(dir, "pid", "pid:[4026531836]");
+	}
+	cfg_for(&cfg, root, passwd_path);
+	ctx = procinfo_new(&cfg);
+	gpu_snapshot_init(&snap);
+
+	enrich_pids(ctx, &snap, pids, 2);
+	ok(snap.nr_proc == 2 && snap.proc[0].host == PHOST_OK && snap.proc[1].host == PHOST_OK,
+	   "cache: both read in full in our namespace");
+	cmd0 = xstrdup(snap.proc[1].cmdline ? snap.proc[1].cmdline : "");
+	user0 = xstrdup(snap.proc[1].user ? snap.proc[1].user : "");
+	cont0 = xstrdup(snap.proc[1].container ? snap.proc[1].container : "");
+	cg0 = xstrdup(snap.proc[1].cgroup ? snap.proc[1].cgroup : "");
+
+	/* a second later: 2002 used more CPU and set a new title */
+	write_at(root, "uptime", "350002.50 5312349.00\n");
+	set_stat(root, 2002, "tritonserver", 1800, 500, 34990050);
+	fmt(dir, sizeof(dir), "%s/2002", root);
+	write_at(dir, "cmdline", "renamed");
+	enrich_pids(ctx, &snap, pids, 2);
+	ok(snap.nr_proc == 2 && snap.proc[1].host == PHOST_OK, "cache: read again");
+	is_str(snap.proc[1].cmdline, cmd0, "cache: the command line of the first read");
+	is_str(snap.proc[1].user, user0, "cache: the owner of the first read");
+	is_str(snap.proc[1].container ? snap.proc[1].container : "", cont0,
+	       "cache: the container of the first read");
+	is_str(snap.proc[1].cgroup, cg0, "cache: the cgroup of the first read");
+	is_dbl(field(&snap.proc[1], PF_CPU_TIME), 23, 1e-9, "cache: CPU time read anew");
+	ok(proc_has(&snap.proc[1], PF_NSPID) && field(&snap.proc[1], PF_NSPID) == 2002,
+	   "cache: its pid in its namespace");
+
+	/* the pid reused by another process: read in full */
+	set_stat(root, 2002, "other", 10, 10, 34999000);
+	enrich_pids(ctx, &snap, pids, 2);
+	is_str(snap.proc[1].cmdline, "renamed", "cache: a reused pid is read in full");
+	is_str(snap.proc[1].name, "other", "cache: with its own name");
+
+	/* gone */
+	fmt(dir, sizeof(dir), "%s/2002", root);
+	rm_tree(dir);
+	enrich_pids(ctx, &snap, pids, 2);
+	ok(snap.nr_proc == 1 && snap.proc[0].pid == 1001,
+	   "cache: a process that is gone is dropped");
+
+	free(cmd0);
+	free(user0);
+	free(cont0);
+	free(cg0);
+	gpu_snapshot_release(&snap);
+	procinfo_free(ctx);
+	rm_tree(root);
+}
+
+/*
+ * The same on the real /proc, where the stat file of a process read before
+ * stays open: a child read three times, then dropped once it has exited.
+ */
+static void
+test_static_cache_real(void)
+{
+	struct gs_config cfg;
+	struct procinfo_ctx *ctx;
+	struct gpu_snapshot snap;
+	uint32_t pid;
+	pid_t child;
+	char cmd0[64];
+
+	if (access("/proc/self/ns/pid", F_OK)) {
+		skip("no /proc/self/ns/pid");
+		return;
+	}
+	child = fork();
+	if (child < 0)
+		bail("fork failed");
+	if (child == 0) {
+		for (;;)
+			pause();
+	}
+	pid = (uint32_t)child;
+	gs_config_init(&cfg);
+	ctx = procinfo_new(&cfg);
+	gpu_snapshot_init(&snap);
+	enrich_pids(ctx, &snap, &pid, 1);
+	snprintf(cmd0, sizeof(cmd0), "%s",
+	         snap.nr_proc && snap.proc[0].cmdline ? snap.proc[0].cmdline : "");
+	ok(snap.nr_proc == 1 && snap.proc[0].host == PHOST_OK && cmd0[0],
+	   "real /proc: a child read in full (%s)", cmd0);
+	enrich_pids(ctx, &snap, &pid, 1);
+	enrich_pids(ctx, &snap, &pid, 1);
+	ok(snap.nr_proc == 1 && snap.proc[0].host == PHOST_OK &&
+	           proc_has(&snap.proc[0], PF_CPU_TIME) && snap.proc[0].cmdline &&
+	           !strcmp(snap.proc[0].cmdline, cmd0),
+	   "real /proc: read again from its stat file, the rest from the cache");
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	enrich_pids(ctx, &snap, &pid, 1);
+	ok(snap.nr_proc == 0, "real /proc: dropped once it has exited");
+	gpu_snapshot_release(&snap);
+	procinfo_free(ctx);
+}
+
 /* --- users ------------------------------------------------------------------------ */
 
 static const char *
@@ -1140,6 +1265,8 @@ main(void)
 		test_hidepid();
 		test_unreadable();
 		test_cpu_delta();
+		test_static_cache();
+		test_static_cache_real();
 		test_users();
 		test_odd_files();
 		test_fuzz();
