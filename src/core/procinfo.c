@@ -1189,20 +1189,42 @@ dup_or_null(const char *s)
 	return s ? xstrdup(s) : NULL;
 }
 
+/* The strings of p kept in e (e's earlier ones freed), read now. */
+static void
+keep_strings(struct cpu_ent *e, const struct gpu_proc *p)
+{
+	free(e->user);
+	free(e->cmdline);
+	free(e->container);
+	free(e->pod);
+	free(e->cgroup);
+	e->user = dup_or_null(p->user);
+	e->cmdline = dup_or_null(p->cmdline);
+	e->container = dup_or_null(p->container);
+	e->pod = dup_or_null(p->pod);
+	e->cgroup = dup_or_null(p->cgroup);
+	e->runtime = p->container_runtime;
+	/* spread the refreshes of processes first seen together over a few seconds */
+	e->static_at = clock_mono() + (double)(e->pid % 8);
+}
+
 /*
- * A process read in full a moment ago, in our pid namespace, and still the
- * same process (its start time says so): read its stat file only, and take
- * the rest from the cache. Returns 0 (done), E_NOTFOUND (it exited), or 1
- * when it must be read in full.
+ * A process read in full before, in our pid namespace, and still the same
+ * process (its start time says so): read its stat file (kept open on
+ * procfs), take owner and pid from the cache, and its command line and
+ * cgroup too unless STATIC_REFRESH has passed, when they are read again.
+ * Returns 0 (done), E_NOTFOUND (it exited), or 1 when it must be read in
+ * full.
  */
 static int
 fill_cached(struct procinfo_ctx *ctx, struct gpu_proc *p)
 {
 	struct cpu_ent *e = cpu_find(ctx, p->pid);
 	struct stat_info st;
+	bool refresh, partial = false;
 	int rc;
 
-	if (!e || !e->have_static || clock_mono() - e->static_at >= STATIC_REFRESH)
+	if (!e || !e->have_static)
 		return 1;
 	if (e->stat_fd >= 0) {
 		/* procfs makes the file anew at offset 0; a process that is gone gives ESRCH */
@@ -1233,11 +1255,32 @@ fill_cached(struct procinfo_ctx *ctx, struct gpu_proc *p)
 	proc_set(p, PF_NSPID, p->pid);
 	proc_set(p, PF_UID, e->uid);
 	replace_str(&p->user, dup_or_null(e->user));
-	replace_str(&p->cmdline, dup_or_null(e->cmdline));
-	replace_str(&p->container, dup_or_null(e->container));
-	replace_str(&p->pod, dup_or_null(e->pod));
-	replace_str(&p->cgroup, dup_or_null(e->cgroup));
-	p->container_runtime = e->runtime;
+	refresh = clock_mono() - e->static_at >= STATIC_REFRESH;
+	if (refresh) {
+		rc = read_pid_file(ctx, p->pid, "cmdline", CMDLINE_CAP);
+		if (rc == E_NOTFOUND)
+			return rc;
+		if (rc == 0)
+			apply_cmdline(ctx, p);
+		partial |= rc < 0;
+		rc = read_pid_file(ctx, p->pid, "cgroup", CGROUP_CAP);
+		if (rc == 0)
+			partial |= !apply_cgroup(ctx, p);
+		else
+			partial |= rc != E_NOTFOUND;
+		if (partial) {
+			ent_forget_static(ctx, e); /* read in full next time */
+			p->host = PHOST_PARTIAL;
+			return 0;
+		}
+		keep_strings(e, p);
+	} else {
+		replace_str(&p->cmdline, dup_or_null(e->cmdline));
+		replace_str(&p->container, dup_or_null(e->container));
+		replace_str(&p->pod, dup_or_null(e->pod));
+		replace_str(&p->cgroup, dup_or_null(e->cgroup));
+		p->container_runtime = e->runtime;
+	}
 	p->host = PHOST_OK;
 	return 0;
 }
@@ -1259,17 +1302,10 @@ remember_static(struct procinfo_ctx *ctx, const struct gpu_proc *p)
 
 	if (!e || e->start_ticks != p->start_ticks || !proc_has(p, PF_UID))
 		return;
-	ent_forget_static(ctx, e);
 	e->uid = p->v[PF_UID];
-	e->user = dup_or_null(p->user);
-	e->cmdline = dup_or_null(p->cmdline);
-	e->container = dup_or_null(p->container);
-	e->pod = dup_or_null(p->pod);
-	e->cgroup = dup_or_null(p->cgroup);
-	e->runtime = p->container_runtime;
-	e->static_at = clock_mono();
+	keep_strings(e, p);
 	e->have_static = true;
-	if (ctx->nr_fd < ctx->fd_budget) {
+	if (e->stat_fd < 0 && ctx->nr_fd < ctx->fd_budget) {
 		char rel[64], full[4096];
 
 		snprintf(rel, sizeof(rel), "%" PRIu32 "/stat", p->pid);
