@@ -1,5 +1,7 @@
-# gpuscope build. GNU make, gcc or clang, and the C library: nothing else is
-# needed to build (see docs/design.md for why not Meson).
+# gpuscope build. GNU make, gcc or clang, the C library and ncursesw (for
+# 'gpuscope top'; Debian: libncurses-dev, found through pkg-config when it is
+# there): nothing else is needed to build (see docs/design.md for why not
+# Meson). 'make run' and 'make check' install what is missing.
 #
 #   make            build build/gpuscope, the fake NVML libraries and the tests
 #   make run        install missing build dependencies, build, run gpuscope
@@ -29,9 +31,12 @@ CPPFLAGS += -D_GNU_SOURCE -DGPUSCOPE_VERSION='"$(VERSION)"' -Isrc
 CFLAGS += -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
 LIBS := -ldl -lpthread -lm
+# ncursesw for the full-screen interface (src/tui/, gpuscope top) only
+NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw 2>/dev/null)
+NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 
 LIB_SRC := $(sort $(wildcard src/core/*.c src/backend/*.c src/front/*.c))
-CMD_SRC := $(sort $(wildcard src/main.c src/cmd_*.c src/demo.c))
+CMD_SRC := $(sort $(wildcard src/main.c src/cmd_*.c src/demo.c src/tui/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o)
 CMD_OBJ := $(CMD_SRC:%.c=$(O)/%.o)
 LIB := $(O)/libgpuscope.a
@@ -63,6 +68,8 @@ $(O)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
+$(O)/src/tui/%.o: CPPFLAGS += $(NCURSES_CFLAGS)
+
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@
@@ -75,7 +82,7 @@ $(O)/src/demo_blob.o: src/demo_blob.S $(FAKE_LIB) $(DEMO_SCENARIO) $(DEMO_PROC)
 		-DDEMO_PROC_PATH='"$(DEMO_PROC)"' $<
 
 $(BIN): $(CMD_OBJ) $(O)/src/demo_blob.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(O)/src/demo_blob.o $(LIB) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(O)/src/demo_blob.o $(LIB) $(LIBS) $(NCURSES_LIBS)
 
 $(O)/fake/%.o: %.c
 	@mkdir -p $(@D)

@@ -10,9 +10,18 @@ have() { command -v "$1" >/dev/null 2>&1; }
 have cc || have gcc || need="$need gcc"
 have make || need="$need make"
 [ -e /usr/include/stdio.h ] || need="$need libc6-dev"
+# ncursesw for gpuscope top: its header and library, found through pkg-config
+have pkg-config || need="$need pkg-config"
+if have pkg-config; then
+	pkg-config --exists ncursesw || need="$need libncurses-dev"
+elif [ ! -e /usr/include/ncursesw/curses.h ] && [ ! -e /usr/include/curses.h ]; then
+	need="$need libncurses-dev"
+fi
 if [ "$mode" = check ]; then
 	have python3 || need="$need python3"
 	python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need="$need python3-venv"
+	# the tests of gpuscope top drive it in tmux
+	have tmux || need="$need tmux"
 fi
 [ -z "$need" ] && exit 0
 

@@ -5,6 +5,9 @@
 #ifndef GPUSCOPE_CMD_H
 #define GPUSCOPE_CMD_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 struct gs_config;
 struct gpu_snapshot;
 
@@ -19,6 +22,10 @@ enum exit_code {
 
 int cmd_status(int argc, char **argv, struct gs_config *cfg);
 int cmd_query(int argc, char **argv, struct gs_config *cfg);
+int cmd_top(int argc, char **argv, struct gs_config *cfg);
+int cmd_watch(int argc, char **argv, struct gs_config *cfg);
+int cmd_record(int argc, char **argv, struct gs_config *cfg);
+int cmd_replay(int argc, char **argv, struct gs_config *cfg);
 
 enum snap_flags {
 	SNAP_PROCS = 1 << 0, /* with processes */
@@ -26,6 +33,25 @@ enum snap_flags {
 
 /* Starting the driver and scanning the GPUs may take this many times cfg->timeout. */
 #define CMD_START_TIMEOUT_FACTOR 6
+
+/*
+ * Open the backends, scan the GPUs and select those named by ids (NULL:
+ * all), for a command that samples more than once. On success returns
+ * EXIT_OK with *out set (the caller closes it); otherwise prints why, as
+ * cmd_snapshot() does, and returns the exit code to use.
+ */
+struct collector;
+int cmd_open_collector(struct gs_config *cfg, const char *ids, struct collector **out);
+
+/*
+ * A feed of snapshots every interval seconds (backend/feed.h): from the
+ * recording when the command runs under 'gpuscope replay' (cfg->replay),
+ * else from the live machine, opened as cmd_open_collector() does. Returns
+ * EXIT_OK with *out set, or prints why and returns the exit code to use.
+ */
+struct feed;
+int cmd_open_feed(struct gs_config *cfg, const char *ids, bool procs, double interval,
+                  struct feed **out);
 
 /*
  * Take one snapshot of the GPUs named by ids (NULL: all). On success returns
@@ -45,6 +71,26 @@ int cmd_snapshot(struct gs_config *cfg, const char *ids, unsigned flags, struct 
  */
 struct strbuf;
 int cmd_output(const struct strbuf *out, const struct gpu_snapshot *snap);
+
+/*
+ * A duration: "2", "0.5", "2s", "500ms", "10m", "1h", "1d" (a number alone
+ * is seconds). Returns 0 with *out set, or -1.
+ */
+int cmd_parse_seconds(const char *s, double *out);
+
+/* A size in bytes: "1000", "64k", "64M", "64MiB", "1G", powers of 1024. Returns 0 or -1. */
+int cmd_parse_size(const char *s, uint64_t *out);
+
+/*
+ * For commands that run until stopped (watch, record): call before opening
+ * the feed. SIGINT, SIGTERM and SIGHUP are then handled by a thread of
+ * their own: before cmd_stop_feed() they end the program at once (exit
+ * 128 + signal); after, they wake the feed and make cmd_stopped() return
+ * the signal, so the command finishes its current line and closes cleanly.
+ */
+void cmd_stop_on_signals(void);
+void cmd_stop_feed(struct feed *f);
+int cmd_stopped(void); /* the signal that asked to stop, or 0 */
 
 /* Print "gpuscope: <msg>" on stderr. */
 void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -4,15 +4,20 @@
 #include "cmd.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "backend/collect.h"
+#include "backend/feed.h"
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/err.h"
@@ -111,7 +116,7 @@ watchdog_stop(struct watchdog *w, bool started)
 }
 
 int
-cmd_snapshot(struct gs_config *cfg, const char *ids, unsigned flags, struct gpu_snapshot *snap)
+cmd_open_collector(struct gs_config *cfg, const char *ids, struct collector **out)
 {
 	struct err err = ERR_INIT;
 	struct collector *c = NULL;
@@ -119,6 +124,7 @@ cmd_snapshot(struct gs_config *cfg, const char *ids, unsigned flags, struct gpu_
 	bool watching;
 	int rc = EXIT_OK;
 
+	*out = NULL;
 	/* starting a driver without persistence mode legitimately takes seconds */
 	watching = watchdog_start(&w, CMD_START_TIMEOUT_FACTOR * cfg->timeout);
 	if (collector_open(cfg, &c, &err) < 0) {
@@ -136,19 +142,221 @@ cmd_snapshot(struct gs_config *cfg, const char *ids, unsigned flags, struct gpu_
 		for (size_t i = 0; why[i]; i++)
 			cmd_error("no GPU found: %s", why[i]);
 		rc = EXIT_NOGPU;
-		goto out;
-	}
-	if (collector_select(c, ids, &err) < 0) {
+	} else if (collector_select(c, ids, &err) < 0) {
 		cmd_error("%s", err.msg);
 		rc = EXIT_USAGE;
-		goto out;
 	}
+	if (rc != EXIT_OK)
+		collector_close(c);
+	else
+		*out = c;
+	return rc;
+}
+
+int
+cmd_open_feed(struct gs_config *cfg, const char *ids, bool procs, double interval,
+              struct feed **out)
+{
+	struct err err = ERR_INIT;
+	struct collector *c;
+	int rc;
+
+	*out = NULL;
+	if (cfg->replay) {
+		if (feed_open_replay(cfg->replay, ids, cfg->replay_speed, cfg->replay_from, out,
+		                     &err) < 0) {
+			cmd_error("%s", err.msg);
+			return err.code == E_USAGE ? EXIT_USAGE : EXIT_RUNTIME;
+		}
+		return EXIT_OK;
+	}
+	rc = cmd_open_collector(cfg, ids, &c);
+	if (rc == EXIT_OK)
+		*out = feed_new_live(c, procs, interval);
+	return rc;
+}
+
+/* One sample of a recording (gpuscope replay FILE status --at TIME). */
+static int
+replay_snapshot(struct gs_config *cfg, const char *ids, unsigned flags, struct gpu_snapshot *snap)
+{
+	struct err err = ERR_INIT;
+	struct feed *f;
+	int rc = cmd_open_feed(cfg, ids, true, 1.0, &f);
+
+	if (rc != EXIT_OK)
+		return rc;
+	rc = feed_next(f, snap, &err);
+	if (rc < 0) {
+		cmd_error("%s", err.msg);
+		rc = EXIT_RUNTIME;
+	} else if (rc == FEED_END) {
+		cmd_error("'%s' has no sample at that time", cfg->replay);
+		rc = EXIT_RUNTIME;
+	} else if (!(flags & SNAP_PROCS)) {
+		for (size_t i = 0; i < snap->nr_proc; i++)
+			gpu_proc_release(&snap->proc[i]);
+		snap->nr_proc = 0;
+	}
+	feed_close(f);
+	return rc;
+}
+
+int
+cmd_snapshot(struct gs_config *cfg, const char *ids, unsigned flags, struct gpu_snapshot *snap)
+{
+	struct err err = ERR_INIT;
+	struct collector *c;
+	int rc;
+
+	if (cfg->replay)
+		return replay_snapshot(cfg, ids, flags, snap);
+	rc = cmd_open_collector(cfg, ids, &c);
+	if (rc != EXIT_OK)
+		return rc;
 	if (collector_sample(c, snap, COLLECT_WINDOW | ((flags & SNAP_PROCS) ? COLLECT_PROCS : 0),
 	                     &err) < 0) {
 		cmd_error("%s", err.msg);
 		rc = EXIT_RUNTIME;
 	}
-out:
 	collector_close(c);
 	return rc;
+}
+
+int
+cmd_parse_seconds(const char *s, double *out)
+{
+	static const struct {
+		const char *suffix;
+		double scale;
+	} units[] = {
+		{ "", 1 },     { "s", 1 },    { "ms", 0.001 }, { "m", 60 },
+		{ "min", 60 }, { "h", 3600 }, { "d", 86400 },
+	};
+	char *end;
+	double v;
+
+	if (!s || !*s || (*s != '.' && (*s < '0' || *s > '9')))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v))
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcmp(end, units[i].suffix)) {
+			*out = v * units[i].scale;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int
+cmd_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	double v, scale = 1;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v))
+		return -1;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k':
+	case 'K':
+		scale = 1024.0;
+		break;
+	case 'm':
+	case 'M':
+		scale = 1024.0 * 1024;
+		break;
+	case 'g':
+	case 'G':
+		scale = 1024.0 * 1024 * 1024;
+		break;
+	default:
+		return -1;
+	}
+	if (*end) {
+		end++;
+		/* "64M", "64MB", "64MiB" all mean 64 * 2^20 */
+		if (*end == 'i')
+			end++;
+		if (*end == 'B' || *end == 'b')
+			end++;
+	}
+	if (*end || v * scale >= 18e18)
+		return -1;
+	*out = (uint64_t)(v * scale);
+	return 0;
+}
+
+/*
+ * Ending a command that runs until stopped (watch, record) in order: the
+ * signals are blocked in every thread and one thread waits for them, so a
+ * Ctrl-C never lands in the middle of a write, and the feed's wait is cut
+ * short so that the command notices at once.
+ */
+static struct {
+	pthread_mutex_t mu;
+	struct feed *feed;
+	volatile int signo;
+	bool started;
+} stopper = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, false };
+
+static void *
+stopper_main(void *arg)
+{
+	sigset_t *set = arg;
+	int signo = 0;
+
+	while (sigwait(set, &signo) == 0) {
+		pthread_mutex_lock(&stopper.mu);
+		if (!stopper.feed) {
+			/* still starting: nothing to finish, end now as the signal would have */
+			pthread_mutex_unlock(&stopper.mu);
+			_exit(128 + signo);
+		}
+		__atomic_store_n(&stopper.signo, signo, __ATOMIC_SEQ_CST);
+		feed_wake(stopper.feed);
+		pthread_mutex_unlock(&stopper.mu);
+	}
+	return NULL;
+}
+
+void
+cmd_stop_on_signals(void)
+{
+	static sigset_t set;
+	pthread_t t;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (pthread_create(&t, NULL, stopper_main, &set) == 0) {
+		pthread_detach(t);
+		stopper.started = true;
+	} else {
+		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	}
+}
+
+void
+cmd_stop_feed(struct feed *f)
+{
+	pthread_mutex_lock(&stopper.mu);
+	stopper.feed = f;
+	pthread_mutex_unlock(&stopper.mu);
+}
+
+int
+cmd_stopped(void)
+{
+	return __atomic_load_n(&stopper.signo, __ATOMIC_SEQ_CST);
 }

@@ -20,6 +20,10 @@ static const char help_text[] =
         "usage: gpuscope [status] [--json] [-i ID[,ID...]] [--no-processes] [--color=WHEN]\n"
         "       gpuscope query --query-gpu=FIELDS --format=csv[,noheader][,nounits] [-i ID]\n"
         "       gpuscope query --query-compute-apps=FIELDS --format=csv[,noheader][,nounits]\n"
+        "       gpuscope top [-d SEC] [-i ID[,ID...]]\n"
+        "       gpuscope watch [-d SEC] [-c COUNT] [--format table|csv|ndjson] [--fields FIELD,...]\n"
+        "       gpuscope record [-o FILE] [-d SEC] [--max-size SIZE] [--keep N]\n"
+        "       gpuscope replay FILE [top|watch|status|record|info] [--speed N] [--from|--at TIME]\n"
         "       gpuscope --demo [command and options]\n"
         "       gpuscope --version | --help\n"
         "\n"
@@ -46,6 +50,32 @@ static const char help_text[] =
         "CSV format, so scripts written for nvidia-smi keep working. 'gpuscope query\n"
         "--help-query-gpu' lists the fields. 'gpuscope --query-gpu=...' works too.\n"
         "\n"
+        "top: a full-screen monitor (ncurses): bars and history charts per GPU, the process\n"
+        "table (sort, filter, tree, kill), a detail view of each GPU; '?' in it lists the keys.\n"
+        "  -d, --interval=SEC  seconds between samples (default 1; also \"500ms\", \"2s\")\n"
+        "\n"
+        "watch: one line per GPU per sample, like nvidia-smi dmon, flushed as it is written.\n"
+        "  -d, --interval=SEC  seconds between samples (default 1)\n"
+        "  -c, --count=N       stop after N samples (default: until Ctrl-C)\n"
+        "      --format=FMT    table (default), csv[,noheader][,nounits] (nvidia-smi's CSV),\n"
+        "                      ndjson (one JSON document per line, schema gpuscope.watch/1)\n"
+        "      --fields=F,...  nvidia-smi --query-gpu field names (see 'query --help-query-gpu')\n"
+        "\n"
+        "record: the flight recorder. Every sample (GPUs and processes) is appended to FILE, a\n"
+        "compact file that survives a crash or power cut (a torn last record is dropped on\n"
+        "reading, all before it kept), rotated to FILE.1 ... when it reaches its size limit.\n"
+        "  -o, --output=FILE   the recording (default gpuscope.rec; appended to when it exists)\n"
+        "  -d, --interval=SEC  seconds between samples (default 1)\n"
+        "  -c, --count=N       stop after N samples (default: until Ctrl-C or SIGTERM)\n"
+        "      --max-size=SIZE rotate when a file would pass SIZE (default 64M; 0: never)\n"
+        "      --keep=N        files kept in all, FILE included (default 4)\n"
+        "\n"
+        "replay: feed a recording to top (as recorded), watch, status or record (as fast as it\n"
+        "reads), or 'info' to see what it holds.\n"
+        "      --speed=N       N times as fast as recorded; 0 or max: as fast as it reads\n"
+        "      --from=TIME     start at TIME; --at=TIME is the same, and means status\n"
+        "                      TIME: epoch seconds, 2026-11-30T03:00[:SS][Z], 03:00[:SS], -10m, +90s\n"
+        "\n"
         "  --demo              run on a simulated 8-GPU H100 server (a fake NVIDIA driver\n"
         "                      built into gpuscope); everything shown says it is simulated\n"
         "\n"
@@ -55,6 +85,10 @@ static const char help_text[] =
         "  gpuscope --json | jq '.gpus[].memory_used_bytes'\n"
         "  gpuscope query --query-gpu=index,name,memory.used,utilization.gpu --format=csv\n"
         "  gpuscope query --query-compute-apps=pid,process_name,used_memory --format=csv,noheader\n"
+        "  gpuscope watch --format csv --fields timestamp,index,power.draw,temperature.gpu\n"
+        "  gpuscope record -o /var/log/gpu.rec --max-size 256M &\n"
+        "  gpuscope replay /var/log/gpu.rec status --at 03:12\n"
+        "  gpuscope replay /var/log/gpu.rec --from -10m --speed 10   (top, the last 10 minutes)\n"
         "  gpuscope --demo\n"
         "\n"
         "environment:\n"
@@ -143,13 +177,21 @@ main(int argc, char **argv)
 	}
 	if (n > 1 && !strcmp(args[1], "status"))
 		rc = cmd_status(n - 1, args + 1, &cfg);
+	else if (n > 1 && !strcmp(args[1], "top"))
+		rc = cmd_top(n - 1, args + 1, &cfg);
+	else if (n > 1 && !strcmp(args[1], "watch"))
+		rc = cmd_watch(n - 1, args + 1, &cfg);
+	else if (n > 1 && !strcmp(args[1], "record"))
+		rc = cmd_record(n - 1, args + 1, &cfg);
+	else if (n > 1 && !strcmp(args[1], "replay"))
+		rc = cmd_replay(n - 1, args + 1, &cfg);
 	else if (n > 1 && !strcmp(args[1], "query"))
 		rc = cmd_query(n - 1, args + 1, &cfg);
 	else if (n > 1 && !strncmp(args[1], "--query-", 8))
 		rc = cmd_query(n, args, &cfg); /* nvidia-smi's spelling: no subcommand */
 	else if (n > 1 && args[1][0] != '-') {
 		cmd_error(
-		        "'%s' is not a gpuscope command (commands: status, query); see 'gpuscope --help'",
+		        "'%s' is not a gpuscope command (commands: status, query, top, watch, record, replay); see 'gpuscope --help'",
 		        args[1]);
 		rc = EXIT_USAGE;
 	} else

@@ -65,6 +65,10 @@ for t in tests/cli/*.sh; do
 	[ -f "$t" ] || continue
 	run "cli-$(basename "$t" .sh)" sh "$t"
 done
+for t in tests/tui/*.sh; do
+	[ -f "$t" ] || continue
+	run "tui-$(basename "$t" .sh)" sh "$t"
+done
 run golden sh tests/golden/run.sh
 if [ -n "$PY" ]; then
 	run fake-nvml "$PY" tests/fakenvml/test_fake.py

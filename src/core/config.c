@@ -20,6 +20,7 @@ gs_config_init(struct gs_config *cfg)
 	cfg->timeout = 5.0;
 	cfg->window = 0.1;
 	cfg->reindex = 5.0;
+	cfg->replay_speed = 1.0;
 	cfg->want_procs = true;
 }
 

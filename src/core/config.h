@@ -20,6 +20,9 @@ struct gs_config {
 	double window;           /* seconds between the two readings of a one-shot sample */
 	double reindex;          /* seconds between walks of /proc for DRM clients */
 	bool want_procs;         /* read processes */
+	const char *replay;      /* gpuscope replay FILE: samples come from this recording */
+	double replay_speed;     /* replay pace: 1 as recorded, 0 as fast as it reads */
+	double replay_from;      /* replay from the last sample at or before this time (0: start) */
 	bool simulated;          /* --demo */
 	char *owned[4];          /* strings this config allocated (gs_config_set_root) */
 };

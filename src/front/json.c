@@ -289,12 +289,12 @@ write_levels(struct jw *w, const char *key, const struct clock_levels *lv)
 	jw_close(w, '}');
 }
 
+/* The members of a device's object, without its braces. */
 static void
-write_device(struct jw *w, const struct gpu_device *d)
+write_device_members(struct jw *w, const struct gpu_device *d)
 {
 	char buf[32];
 
-	jw_open(w, NULL, '{');
 	jw_number(w, "index", true, d->index, 0);
 	jw_string(w, "vendor", vendor_key(d->vendor));
 	jw_string(w, "state", dev_state_key(d->state));
@@ -349,6 +349,13 @@ write_device(struct jw *w, const struct gpu_device *d)
 			jw_number(w, fi->key, dev_has(d, (enum gpu_field)f), d->v[f], fi->decimals);
 		}
 	}
+}
+
+static void
+write_device(struct jw *w, const struct gpu_device *d)
+{
+	jw_open(w, NULL, '{');
+	write_device_members(w, d);
 	jw_close(w, '}');
 }
 
@@ -468,6 +475,24 @@ json_status(struct strbuf *sb, const struct gpu_snapshot *snap, bool pretty, boo
 		json_str(sb, snap->note[i]);
 	}
 	jw_close(&w, ']');
+	jw_close(&w, '}');
+	strbuf_addch(sb, '\n');
+}
+
+void
+json_watch_line(struct strbuf *sb, const struct gpu_snapshot *snap, size_t dev)
+{
+	struct jw w = { sb, false, 0, true };
+	char iso[40];
+
+	jw_open(&w, NULL, '{');
+	jw_string(&w, "schema", JSON_WATCH_SCHEMA);
+	jw_number(&w, "time", true, snap->time, 3);
+	iso_time(iso, sizeof(iso), snap->time);
+	jw_string(&w, "time_iso", iso);
+	jw_string(&w, "hostname", snap->hostname);
+	jw_bool(&w, "simulated", true, snap->simulated);
+	write_device_members(&w, &snap->dev[dev]);
 	jw_close(&w, '}');
 	strbuf_addch(sb, '\n');
 }

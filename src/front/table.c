@@ -127,18 +127,31 @@ header(struct strbuf *sb, const struct gpu_snapshot *snap, const struct term *t)
 	}
 }
 
-static enum style
-temp_style(const struct gpu_device *d)
+int
+table_temp_level(const struct gpu_device *d)
 {
 	double slow = dev_has(d, GF_TEMP_SLOWDOWN) ? d->v[GF_TEMP_SLOWDOWN] : 90;
 
 	if (!dev_has(d, GF_TEMP_GPU))
-		return ST_NONE;
+		return -1;
 	if (d->v[GF_TEMP_GPU] >= slow - 5)
-		return ST_RED;
+		return 2;
 	if (d->v[GF_TEMP_GPU] >= slow - 15)
+		return 1;
+	return 0;
+}
+
+static enum style
+temp_style(const struct gpu_device *d)
+{
+	switch (table_temp_level(d)) {
+	case 2:
+		return ST_RED;
+	case 1:
 		return ST_YELLOW;
-	return ST_NONE;
+	default:
+		return ST_NONE;
+	}
 }
 
 static const char *
@@ -567,20 +580,20 @@ table_proc_type(unsigned type)
 	return "C";
 }
 
-/* process table columns */
+/* process table columns: table.h's, by shorter names */
 enum pcol {
-	PC_GPU,
-	PC_PID,
-	PC_TYPE,
-	PC_USER,
-	PC_GPUMEM,
-	PC_SM,
-	PC_ENCDEC,
-	PC_CPU,
-	PC_RSS,
-	PC_TIME,
-	PC_CTR,
-	PC__COUNT
+	PC_GPU = TABLE_PC_GPU,
+	PC_PID = TABLE_PC_PID,
+	PC_TYPE = TABLE_PC_TYPE,
+	PC_USER = TABLE_PC_USER,
+	PC_GPUMEM = TABLE_PC_GPUMEM,
+	PC_SM = TABLE_PC_SM,
+	PC_ENCDEC = TABLE_PC_ENCDEC,
+	PC_CPU = TABLE_PC_CPU,
+	PC_RSS = TABLE_PC_RSS,
+	PC_TIME = TABLE_PC_TIME,
+	PC_CTR = TABLE_PC_CTR,
+	PC__COUNT = TABLE_PC__COUNT
 };
 
 struct pcol_def {
@@ -598,10 +611,11 @@ static const struct pcol_def pcols[PC__COUNT] = {
 	[PC_CTR] = { "Container", 12, false },
 };
 
-static void
-proc_cell(char *buf, size_t size, const struct gpu_snapshot *snap, const struct gpu_proc *p,
-          enum pcol c)
+void
+table_proc_cell(char *buf, size_t size, const struct gpu_snapshot *snap, const struct gpu_proc *p,
+                enum table_pcol col)
 {
+	enum pcol c = (enum pcol)col;
 	const struct gpu_device *d = &snap->dev[p->dev];
 	char a[16], b[16];
 
@@ -757,7 +771,7 @@ procs_table(struct strbuf *sb, const struct gpu_snapshot *snap, const struct ter
 		for (int c = 0; c < PC__COUNT; c++) {
 			if (!show[c])
 				continue;
-			proc_cell(buf, sizeof(buf), snap, p, (enum pcol)c);
+			table_proc_cell(buf, sizeof(buf), snap, p, (enum table_pcol)c);
 			fmt_cell(sb, buf, pcols[c].width, pcols[c].right, t->utf8);
 			strbuf_addch(sb, ' ');
 		}

@@ -1,0 +1,152 @@
+/*
+ * gpuscope top: the GPUs and the processes using them, live and full
+ * screen (the interface is in src/tui/). Under 'gpuscope replay FILE top'
+ * the samples come from a recording.
+ */
+#include "cmd.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/feed.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "tui/tui.h"
+
+static const char top_help[] =
+        "usage: gpuscope top [-d SECONDS] [-i ID[,ID...]] [--no-processes] [--compact]\n"
+        "                    [--color=WHEN] [--read-only] [--timeout=SEC]\n"
+        "\n"
+        "The GPUs (bars for utilisation, memory, power and temperature, history\n"
+        "charts) and the processes using them, refreshed every interval, in the\n"
+        "terminal. F1 or ? lists the keys; q quits.\n"
+        "\n"
+        "  -d, --interval=SEC  seconds between samples (default 1; also \"500ms\", \"2s\"; at least 0.1)\n"
+        "  -i, --id=ID,...     only these GPUs: index, UUID (or a unique prefix), or PCI bus id\n"
+        "      --no-processes  GPUs only\n"
+        "      --compact       one line per GPU from the start (m switches)\n"
+        "      --color=WHEN    auto (default: unless NO_COLOR is set), always, never\n"
+        "      --read-only     never send signals to processes\n"
+        "      --timeout=SEC   show a GPU as not responding after SEC seconds (default 5)\n";
+
+static void
+top_usage(FILE *f)
+{
+	fputs("usage: gpuscope top [-d SECONDS] [-i ID[,ID...]] [--no-processes] [--compact]\n"
+	      "                    [--color=WHEN] [--read-only] [--timeout=SEC]\n"
+	      "run 'gpuscope top --help' for details\n",
+	      f);
+}
+
+int
+cmd_top(int argc, char **argv, struct gs_config *cfg)
+{
+	enum { OPT_COLOR = 256, OPT_NOPROC, OPT_TIMEOUT, OPT_COMPACT, OPT_READONLY };
+	static const struct option opts[] = {
+		{ "interval", required_argument, NULL, 'd' },
+		{ "delay", required_argument, NULL, 'd' },
+		{ "id", required_argument, NULL, 'i' },
+		{ "no-processes", no_argument, NULL, OPT_NOPROC },
+		{ "compact", no_argument, NULL, OPT_COMPACT },
+		{ "color", required_argument, NULL, OPT_COLOR },
+		{ "colour", required_argument, NULL, OPT_COLOR },
+		{ "read-only", no_argument, NULL, OPT_READONLY },
+		{ "readonly", no_argument, NULL, OPT_READONLY },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct tui_options opt = {
+		cfg, 1.0, cfg->want_procs, false, TUI_COLOR_AUTO, TUI_LAYOUT_AUTO
+	};
+	const char *ids = NULL, *no_color;
+	struct err err = ERR_INIT;
+	struct feed *feed;
+	int c, rc;
+
+	optind = 0; /* full reset of getopt's state */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:i:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			if (cmd_parse_seconds(optarg, &opt.interval) < 0 || opt.interval < 0.1 ||
+			    opt.interval > 86400) {
+				cmd_error(
+				        "--interval takes a duration from 0.1 s to 1 d (\"2\", \"500ms\", \"1m\"), not '%s'",
+				        optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'i':
+			ids = optarg;
+			break;
+		case OPT_NOPROC:
+			opt.procs = false;
+			break;
+		case OPT_COMPACT:
+			opt.layout = TUI_LAYOUT_COMPACT;
+			break;
+		case OPT_READONLY:
+			opt.read_only = true;
+			break;
+		case OPT_COLOR:
+			if (!strcmp(optarg, "auto")) {
+				opt.color = TUI_COLOR_AUTO;
+			} else if (!strcmp(optarg, "always")) {
+				opt.color = TUI_COLOR_ALWAYS;
+			} else if (!strcmp(optarg, "never")) {
+				opt.color = TUI_COLOR_NEVER;
+			} else {
+				cmd_error("--color takes 'auto', 'always' or 'never', not '%s'",
+				          optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_TIMEOUT:
+			if (cmd_parse_seconds(optarg, &cfg->timeout) < 0 || cfg->timeout <= 0 ||
+			    cfg->timeout > 3600) {
+				cmd_error("--timeout takes seconds between 0 and 3600, not '%s'",
+				          optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			fputs(top_help, stdout);
+			return EXIT_OK;
+		case ':':
+			cmd_error("option '%s' needs a value", argv[optind - 1]);
+			top_usage(stderr);
+			return EXIT_USAGE;
+		default:
+			cmd_error("unknown option '%s'", argv[optind - 1]);
+			top_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cmd_error("unexpected argument '%s'", argv[optind]);
+		top_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		cmd_error("top needs a terminal; 'gpuscope status' prints one snapshot");
+		return EXIT_USAGE;
+	}
+	/* as the status table: NO_COLOR set and not empty means no colour unless forced */
+	no_color = getenv("NO_COLOR");
+	if (opt.color == TUI_COLOR_AUTO && no_color && *no_color)
+		opt.color = TUI_COLOR_NEVER;
+
+	rc = cmd_open_feed(cfg, ids, opt.procs, opt.interval, &feed);
+	if (rc != EXIT_OK)
+		return rc;
+	if (tui_run(feed, &opt, &err) < 0) {
+		cmd_error("%s", err.msg);
+		rc = err.code == E_USAGE ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	feed_close(feed);
+	return rc;
+}
