@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct gs_config;
 struct gpu_snapshot;
@@ -91,6 +92,19 @@ int cmd_parse_size(const char *s, uint64_t *out);
 void cmd_stop_on_signals(void);
 void cmd_stop_feed(struct feed *f);
 int cmd_stopped(void); /* the signal that asked to stop, or 0 */
+
+/*
+ * --timeout's value into cfg->timeout: a duration above 0 and up to an
+ * hour. Returns 0, or prints why and returns -1.
+ */
+int cmd_set_timeout(struct gs_config *cfg, const char *arg);
+
+/*
+ * What getopt_long() returned for an option it did not take (':' for a
+ * missing value, anything else for an unknown option): print why and the
+ * usage on stderr. Returns EXIT_USAGE.
+ */
+int cmd_bad_option(int c, char **argv, void (*usage)(FILE *f));
 
 /* Print "gpuscope: <msg>" on stderr. */
 void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -4,6 +4,7 @@
 #include "cmd.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -359,4 +360,28 @@ int
 cmd_stopped(void)
 {
 	return __atomic_load_n(&stopper.signo, __ATOMIC_SEQ_CST);
+}
+
+int
+cmd_set_timeout(struct gs_config *cfg, const char *arg)
+{
+	double v;
+
+	if (cmd_parse_seconds(arg, &v) < 0 || v <= 0 || v > 3600) {
+		cmd_error("--timeout takes seconds between 0 and 3600, not '%s'", arg);
+		return -1;
+	}
+	cfg->timeout = v;
+	return 0;
+}
+
+int
+cmd_bad_option(int c, char **argv, void (*usage)(FILE *f))
+{
+	if (c == ':')
+		cmd_error("option '%s' needs a value", argv[optind - 1]);
+	else
+		cmd_error("unknown option '%s'", argv[optind - 1]);
+	usage(stderr);
+	return EXIT_USAGE;
 }

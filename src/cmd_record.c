@@ -135,12 +135,8 @@ cmd_record(int argc, char **argv, struct gs_config *cfg)
 			cfg->want_procs = false;
 			break;
 		case OPT_TIMEOUT:
-			if (cmd_parse_seconds(optarg, &cfg->timeout) < 0 || cfg->timeout <= 0 ||
-			    cfg->timeout > 3600) {
-				cmd_error("--timeout takes seconds between 0 and 3600, not '%s'",
-				          optarg);
+			if (cmd_set_timeout(cfg, optarg) < 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'q':
 			quiet = true;
@@ -148,14 +144,8 @@ cmd_record(int argc, char **argv, struct gs_config *cfg)
 		case 'h':
 			record_usage(stdout);
 			return EXIT_OK;
-		case ':':
-			cmd_error("option '%s' needs a value", argv[optind - 1]);
-			record_usage(stderr);
-			return EXIT_USAGE;
 		default:
-			cmd_error("unknown option '%s'", argv[optind - 1]);
-			record_usage(stderr);
-			return EXIT_USAGE;
+			return cmd_bad_option(c, argv, record_usage);
 		}
 	}
 	if (optind < argc) {

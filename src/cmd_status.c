@@ -77,29 +77,15 @@ cmd_status(int argc, char **argv, struct gs_config *cfg)
 				return EXIT_USAGE;
 			}
 			break;
-		case OPT_TIMEOUT: {
-			char *end;
-			double v = strtod(optarg, &end);
-
-			if (end == optarg || *end || v <= 0 || v > 3600) {
-				cmd_error("--timeout takes seconds between 0 and 3600, not '%s'",
-				          optarg);
+		case OPT_TIMEOUT:
+			if (cmd_set_timeout(cfg, optarg) < 0)
 				return EXIT_USAGE;
-			}
-			cfg->timeout = v;
 			break;
-		}
 		case 'h':
 			status_usage(stdout);
 			return EXIT_OK;
-		case ':':
-			cmd_error("option '%s' needs a value", argv[optind - 1]);
-			status_usage(stderr);
-			return EXIT_USAGE;
 		default:
-			cmd_error("unknown option '%s'", argv[optind - 1]);
-			status_usage(stderr);
-			return EXIT_USAGE;
+			return cmd_bad_option(c, argv, status_usage);
 		}
 	}
 	if (optind < argc) {

@@ -106,24 +106,14 @@ cmd_top(int argc, char **argv, struct gs_config *cfg)
 			}
 			break;
 		case OPT_TIMEOUT:
-			if (cmd_parse_seconds(optarg, &cfg->timeout) < 0 || cfg->timeout <= 0 ||
-			    cfg->timeout > 3600) {
-				cmd_error("--timeout takes seconds between 0 and 3600, not '%s'",
-				          optarg);
+			if (cmd_set_timeout(cfg, optarg) < 0)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'h':
 			fputs(top_help, stdout);
 			return EXIT_OK;
-		case ':':
-			cmd_error("option '%s' needs a value", argv[optind - 1]);
-			top_usage(stderr);
-			return EXIT_USAGE;
 		default:
-			cmd_error("unknown option '%s'", argv[optind - 1]);
-			top_usage(stderr);
-			return EXIT_USAGE;
+			return cmd_bad_option(c, argv, top_usage);
 		}
 	}
 	if (optind < argc) {

@@ -97,40 +97,6 @@ is_unknown(const char *v)
 	return !*v || v[0] == '[' || !strcmp(v, "N/A");
 }
 
-/* Whether s is a number as JSON spells one (no hex, no leading zeros, no '+'). */
-static bool
-is_json_number(const char *s)
-{
-	const char *p = s;
-
-	if (*p == '-')
-		p++;
-	if (*p == '0')
-		p++;
-	else if (*p >= '1' && *p <= '9')
-		while (*p >= '0' && *p <= '9')
-			p++;
-	else
-		return false;
-	if (*p == '.') {
-		p++;
-		if (*p < '0' || *p > '9')
-			return false;
-		while (*p >= '0' && *p <= '9')
-			p++;
-	}
-	if (*p == 'e' || *p == 'E') {
-		p++;
-		if (*p == '+' || *p == '-')
-			p++;
-		if (*p < '0' || *p > '9')
-			return false;
-		while (*p >= '0' && *p <= '9')
-			p++;
-	}
-	return *p == '\0';
-}
-
 static void
 local_hms(char *buf, size_t size, double t)
 {
@@ -165,7 +131,7 @@ table_lines(struct watch *w, const struct gpu_snapshot *snap, struct strbuf *out
 					continue;
 				if (v.len + 1 > n)
 					n = v.len + 1;
-				if (!is_json_number(v.buf))
+				if (!json_is_number(v.buf))
 					w->left[i] = true;
 			}
 			w->width[i] = (unsigned)(n < 4 ? 4 : n);
@@ -226,7 +192,7 @@ ndjson_field_lines(struct watch *w, const struct gpu_snapshot *snap, struct strb
 			query_value(QUERY_GPU, w->q.field[i], snap, d, true, &v);
 			if (is_unknown(v.buf))
 				strbuf_addstr(out, "null");
-			else if (is_json_number(v.buf))
+			else if (json_is_number(v.buf))
 				strbuf_addbuf(out, &v);
 			else
 				json_str(out, v.buf);
@@ -353,10 +319,7 @@ cmd_watch(int argc, char **argv, struct gs_config *cfg)
 			fields = optarg;
 			break;
 		case OPT_TIMEOUT:
-			if (cmd_parse_seconds(optarg, &cfg->timeout) < 0 || cfg->timeout <= 0 ||
-			    cfg->timeout > 3600) {
-				cmd_error("--timeout takes seconds between 0 and 3600, not '%s'",
-				          optarg);
+			if (cmd_set_timeout(cfg, optarg) < 0) {
 				rc = EXIT_USAGE;
 				goto out;
 			}
@@ -364,15 +327,8 @@ cmd_watch(int argc, char **argv, struct gs_config *cfg)
 		case 'h':
 			watch_usage(stdout);
 			goto out;
-		case ':':
-			cmd_error("option '%s' needs a value", argv[optind - 1]);
-			watch_usage(stderr);
-			rc = EXIT_USAGE;
-			goto out;
 		default:
-			cmd_error("unknown option '%s'", argv[optind - 1]);
-			watch_usage(stderr);
-			rc = EXIT_USAGE;
+			rc = cmd_bad_option(c, argv, watch_usage);
 			goto out;
 		}
 	}

@@ -14,6 +14,9 @@ struct gpu_snapshot;
 #define JSON_STATUS_SCHEMA "gpuscope.status/1"
 #define JSON_WATCH_SCHEMA  "gpuscope.watch/1"
 
+/* Whether s is all of one number as JSON spells it (no hex, no leading zeros, no '+'). */
+bool json_is_number(const char *s);
+
 /* Append s as a JSON string (quoted, escaped; invalid UTF-8 bytes become U+FFFD). */
 void json_str(struct strbuf *sb, const char *s);
 /* Append a number with at most decimals digits after the point, trailing zeros dropped; NaN/inf →

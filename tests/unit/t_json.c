@@ -33,6 +33,16 @@ num(double v, int decimals)
 int
 main(void)
 {
+	{
+		static const char *const yes[] = { "0", "-0", "71234", "698.42", "1e9", "-2.5E-3" };
+		static const char *const no[] = { "",   "-",  "01", "+1",     "0x233010DE", "1.",
+			                          ".5", "1e", "P0", "12 MiB", "[N/A]",      "NaN" };
+
+		for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+			ok(json_is_number(yes[i]), "json_is_number(\"%s\")", yes[i]);
+		for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+			ok(!json_is_number(no[i]), "not json_is_number(\"%s\")", no[i]);
+	}
 	is_str(str("plain"), "\"plain\"", "plain text");
 	is_str(str("a \"b\" \\c"), "\"a \\\"b\\\" \\\\c\"", "quotes and backslashes escaped");
 	is_str(str("tab\there\nnl"), "\"tab\\there\\nnl\"", "tab and newline");
