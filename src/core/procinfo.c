@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -77,11 +78,12 @@ struct cpu_ent {
 	double prev_cpu, prev_up; /* CPU seconds and uptime at the sample before gen */
 	double cur_cpu, cur_up;   /* ... and at sample gen */
 
-	int stat_fd;      /* /proc/<pid>/stat kept open (read again with pread), or -1 */
+	int statm_fd;     /* /proc/<pid>/statm kept open (read again with pread), or -1 */
+	clockid_t clk;    /* the process's CPU-time clock, when statm_fd is open */
 	bool have_static; /* the fields below hold a full read of this process */
 	double static_at; /* clock_mono() of that read */
 	double uid;
-	char *user, *cmdline, *container, *pod, *cgroup; /* owned; NULL = unknown */
+	char *name, *user, *cmdline, *container, *pod, *cgroup; /* owned; NULL = unknown */
 	const char *runtime;
 };
 
@@ -847,17 +849,18 @@ user_name(struct procinfo_ctx *ctx, uint32_t uid)
 static void
 ent_forget_static(struct procinfo_ctx *ctx, struct cpu_ent *e)
 {
-	if (e->stat_fd >= 0) {
-		close(e->stat_fd);
+	if (e->statm_fd >= 0) {
+		close(e->statm_fd);
 		ctx->nr_fd--;
 	}
-	e->stat_fd = -1;
+	e->statm_fd = -1;
+	free(e->name);
 	free(e->user);
 	free(e->cmdline);
 	free(e->container);
 	free(e->pod);
 	free(e->cgroup);
-	e->user = e->cmdline = e->container = e->pod = e->cgroup = NULL;
+	e->name = e->user = e->cmdline = e->container = e->pod = e->cgroup = NULL;
 	e->runtime = NULL;
 	e->have_static = false;
 }
@@ -916,7 +919,7 @@ cpu_entry(struct procinfo_ctx *ctx, uint32_t pid)
 	ALLOC_GROW(ctx->cpu, ctx->nr_cpu + 1, ctx->alloc_cpu);
 	memmove(ctx->cpu + lo + 1, ctx->cpu + lo, (ctx->nr_cpu - lo) * sizeof(*ctx->cpu));
 	memset(&ctx->cpu[lo], 0, sizeof(ctx->cpu[lo]));
-	ctx->cpu[lo].stat_fd = -1;
+	ctx->cpu[lo].statm_fd = -1;
 	ctx->cpu[lo].pid = pid;
 	ctx->nr_cpu++;
 	return &ctx->cpu[lo];
@@ -936,7 +939,7 @@ set_cpu_percent(struct procinfo_ctx *ctx, struct gpu_proc *p, double cpu, double
 		/* the pid was reused by a new process */
 		ent_forget_static(ctx, e);
 		memset(e, 0, sizeof(*e));
-		e->stat_fd = -1;
+		e->statm_fd = -1;
 		e->pid = p->pid;
 		e->start_ticks = p->start_ticks;
 	}
@@ -1193,11 +1196,13 @@ dup_or_null(const char *s)
 static void
 keep_strings(struct cpu_ent *e, const struct gpu_proc *p)
 {
+	free(e->name);
 	free(e->user);
 	free(e->cmdline);
 	free(e->container);
 	free(e->pod);
 	free(e->cgroup);
+	e->name = dup_or_null(p->name);
 	e->user = dup_or_null(p->user);
 	e->cmdline = dup_or_null(p->cmdline);
 	e->container = dup_or_null(p->container);
@@ -1208,66 +1213,128 @@ keep_strings(struct cpu_ent *e, const struct gpu_proc *p)
 	e->static_at = clock_mono() + (double)(e->pid % 8);
 }
 
+/* Seconds of CPU time on clk, or a negative number. */
+static double
+clock_seconds(clockid_t clk)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clk, &ts) < 0)
+		return -1;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * CPU time and resident memory of a process whose statm file is kept open:
+ * CPU time from its CPU-time clock (all its threads), memory from statm,
+ * which together cost the kernel a third of what its stat line does. A
+ * process that is gone makes statm say ESRCH (so a reused pid is never taken
+ * for it). Returns 0, or -1 when it must be read from /proc in full.
+ */
+static int
+fill_live(struct procinfo_ctx *ctx, struct gpu_proc *p, struct cpu_ent *e)
+{
+	uint64_t start = e->start_ticks, size, resident;
+	double cpu = clock_seconds(e->clk), elapsed;
+	const char *s, *end;
+	char buf[256];
+	ssize_t n;
+
+	if (cpu < 0)
+		return -1;
+	/* statm after the clock: if it answers, the clock was this process's */
+	n = pread(e->statm_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	s = buf;
+	end = buf + n;
+	if (!parse_u64(&s, end, &size) || !parse_u64(&s, end, &resident))
+		return -1;
+	/* e is not used after this: set_cpu_percent() may move the cache */
+	p->start_ticks = start;
+	proc_set(p, PF_CPU_TIME, cpu);
+	if (resident)
+		proc_set(p, PF_RSS, (double)resident * ctx->page_size);
+	if (!ctx->uptime_ok)
+		return 0;
+	elapsed = ctx->uptime - (double)start / ctx->hz;
+	if (elapsed < 0)
+		elapsed = 0;
+	proc_set(p, PF_START_TIME, ctx->now - elapsed);
+	set_cpu_percent(ctx, p, cpu, elapsed);
+	return 0;
+}
+
+/* Command line and cgroup read again into p. Returns E_NOTFOUND, or 0 with *partial. */
+static int
+refresh_strings(struct procinfo_ctx *ctx, struct gpu_proc *p, bool *partial)
+{
+	int rc = read_pid_file(ctx, p->pid, "cmdline", CMDLINE_CAP);
+
+	if (rc == E_NOTFOUND)
+		return rc;
+	if (rc == 0)
+		apply_cmdline(ctx, p);
+	*partial |= rc < 0;
+	rc = read_pid_file(ctx, p->pid, "cgroup", CGROUP_CAP);
+	if (rc == 0)
+		*partial |= !apply_cgroup(ctx, p);
+	else
+		*partial |= rc != E_NOTFOUND;
+	return 0;
+}
+
 /*
  * A process read in full before, in our pid namespace, and still the same
- * process (its start time says so): read its stat file (kept open on
- * procfs), take owner and pid from the cache, and its command line and
- * cgroup too unless STATIC_REFRESH has passed, when they are read again.
- * Returns 0 (done), E_NOTFOUND (it exited), or 1 when it must be read in
- * full.
+ * process: its CPU time and memory read anew (fill_live(), or its stat
+ * file in a saved tree), owner and pid from the cache, and its name,
+ * command line and cgroup too unless STATIC_REFRESH has passed, when they
+ * are read again (and its start time checked). Returns 0 (done),
+ * E_NOTFOUND (it exited), or 1 when it must be read in full.
  */
 static int
 fill_cached(struct procinfo_ctx *ctx, struct gpu_proc *p)
 {
 	struct cpu_ent *e = cpu_find(ctx, p->pid);
 	struct stat_info st;
-	bool refresh, partial = false;
+	bool refresh, partial = false, live;
 	int rc;
 
 	if (!e || !e->have_static)
 		return 1;
-	if (e->stat_fd >= 0) {
-		/* procfs makes the file anew at offset 0; a process that is gone gives ESRCH */
-		ssize_t n;
-
-		strbuf_reset(&ctx->sb);
-		strbuf_grow(&ctx->sb, STAT_CAP);
-		n = pread(e->stat_fd, ctx->sb.buf, STAT_CAP - 1, 0);
-		if (n <= 0) {
-			ent_forget_static(ctx, e); /* read it in full: gone, or a new process */
+	refresh = clock_mono() - e->static_at >= STATIC_REFRESH;
+	live = e->statm_fd >= 0;
+	if (!live || refresh) {
+		rc = read_pid_file(ctx, p->pid, "stat", STAT_CAP);
+		if (rc == E_NOTFOUND)
+			return rc;
+		if (rc < 0 || !parse_stat(ctx->sb.buf, ctx->sb.len, &st) ||
+		    st.starttime != e->start_ticks) {
+			ent_forget_static(ctx, e); /* a new process, or unreadable: in full */
 			return 1;
 		}
-		strbuf_setlen(&ctx->sb, (size_t)n);
-		rc = 0;
-	} else {
-		rc = read_pid_file(ctx, p->pid, "stat", STAT_CAP);
 	}
-	if (rc == E_NOTFOUND)
-		return rc;
-	if (rc < 0 || !parse_stat(ctx->sb.buf, ctx->sb.len, &st) || st.starttime != e->start_ticks)
-		return 1;
-	ctx->no_status = true;
-	apply_stat(ctx, p); /* may move the entry (the cache grows): e is not used after */
-	ctx->no_status = false;
-	e = cpu_find(ctx, p->pid);
+	if (live) {
+		if (refresh)
+			replace_str(&p->name, xstrndup(st.comm, st.comm_len));
+		if (fill_live(ctx, p, e) < 0) {
+			ent_forget_static(ctx, e); /* fill_live() failed before it could move it */
+			return 1;
+		}
+	} else {
+		ctx->no_status = true;
+		apply_stat(ctx, p);
+		ctx->no_status = false;
+	}
+	e = cpu_find(ctx, p->pid); /* the cache may have moved */
 	if (!e || !e->have_static)
 		return 1;
 	proc_set(p, PF_NSPID, p->pid);
 	proc_set(p, PF_UID, e->uid);
 	replace_str(&p->user, dup_or_null(e->user));
-	refresh = clock_mono() - e->static_at >= STATIC_REFRESH;
 	if (refresh) {
-		rc = read_pid_file(ctx, p->pid, "cmdline", CMDLINE_CAP);
-		if (rc == E_NOTFOUND)
-			return rc;
-		if (rc == 0)
-			apply_cmdline(ctx, p);
-		partial |= rc < 0;
-		rc = read_pid_file(ctx, p->pid, "cgroup", CGROUP_CAP);
-		if (rc == 0)
-			partial |= !apply_cgroup(ctx, p);
-		else
-			partial |= rc != E_NOTFOUND;
+		if (refresh_strings(ctx, p, &partial) == E_NOTFOUND)
+			return E_NOTFOUND;
 		if (partial) {
 			ent_forget_static(ctx, e); /* read in full next time */
 			p->host = PHOST_PARTIAL;
@@ -1275,6 +1342,8 @@ fill_cached(struct procinfo_ctx *ctx, struct gpu_proc *p)
 		}
 		keep_strings(e, p);
 	} else {
+		if (live)
+			replace_str(&p->name, dup_or_null(e->name));
 		replace_str(&p->cmdline, dup_or_null(e->cmdline));
 		replace_str(&p->container, dup_or_null(e->container));
 		replace_str(&p->pod, dup_or_null(e->pod));
@@ -1294,31 +1363,41 @@ is_procfs(int fd)
 	return fstatfs(fd, &sf) == 0 && sf.f_type == PROCFS_MAGIC;
 }
 
-/* Keep what fill_cached() reuses of a process just read in full. */
+/*
+ * Keep what fill_cached() reuses of a process just read in full; on procfs,
+ * open its statm file and find its CPU-time clock for fill_live(), and take
+ * the clock's reading as this sample's CPU time, so that the next sample's
+ * CPU % compares readings of the same clock.
+ */
 static void
 remember_static(struct procinfo_ctx *ctx, const struct gpu_proc *p)
 {
 	struct cpu_ent *e = cpu_find(ctx, p->pid);
+	char rel[64], full[4096];
+	double cpu;
+	int fd;
 
 	if (!e || e->start_ticks != p->start_ticks || !proc_has(p, PF_UID))
 		return;
 	e->uid = p->v[PF_UID];
 	keep_strings(e, p);
 	e->have_static = true;
-	if (e->stat_fd < 0 && ctx->nr_fd < ctx->fd_budget) {
-		char rel[64], full[4096];
-
-		snprintf(rel, sizeof(rel), "%" PRIu32 "/stat", p->pid);
-		path_join(full, sizeof(full), ctx->cfg->proc_root, rel);
-		e->stat_fd = open(full, O_RDONLY | O_CLOEXEC);
-		if (e->stat_fd >= 0 && !is_procfs(e->stat_fd)) {
-			/* a saved tree: its files do not follow the process; open them each time */
-			close(e->stat_fd);
-			e->stat_fd = -1;
-		}
-		if (e->stat_fd >= 0)
-			ctx->nr_fd++;
+	if (e->statm_fd >= 0 || ctx->nr_fd >= ctx->fd_budget || e->gen != ctx->gen)
+		return;
+	snprintf(rel, sizeof(rel), "%" PRIu32 "/statm", p->pid);
+	path_join(full, sizeof(full), ctx->cfg->proc_root, rel);
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	/* a saved tree's files do not follow a process, and it has no clock */
+	if (!is_procfs(fd) || clock_getcpuclockid((pid_t)p->pid, &e->clk) != 0 ||
+	    (cpu = clock_seconds(e->clk)) < 0) {
+		close(fd);
+		return;
 	}
+	e->statm_fd = fd;
+	ctx->nr_fd++;
+	e->cur_cpu = cpu;
 }
 
 /*
@@ -1432,14 +1511,14 @@ begin_sample(struct procinfo_ctx *ctx)
 }
 
 /*
- * How many stat files a context may keep open: half of what this process may
+ * How many statm files a context may keep open: half of what this process may
  * open, after lifting its soft limit to the hard one (up to 16384; only
  * descriptors below 1024 may go to select(), and ours never do), so that
  * a thousand GPU processes each cost one read a sample, not an open, a read
  * and a close.
  */
 static size_t
-stat_fd_budget(void)
+kept_fd_budget(void)
 {
 	struct rlimit rl;
 
@@ -1463,7 +1542,7 @@ procinfo_new(const struct gs_config *cfg)
 	long page = sysconf(_SC_PAGESIZE);
 
 	ctx->cfg = cfg;
-	ctx->fd_budget = stat_fd_budget();
+	ctx->fd_budget = kept_fd_budget();
 	ctx->hz = hz > 0 ? (double)hz : 100;
 	ctx->page_size = page > 0 ? (double)page : 4096;
 	strbuf_init(&ctx->sb, 4096);

@@ -935,6 +935,7 @@ test_static_cache_real(void)
 	uint32_t pid;
 	pid_t child;
 	char cmd0[64];
+	double cpu0;
 
 	if (access("/proc/self/ns/pid", F_OK)) {
 		skip("no /proc/self/ns/pid");
@@ -944,8 +945,9 @@ test_static_cache_real(void)
 	if (child < 0)
 		bail("fork failed");
 	if (child == 0) {
-		for (;;)
-			pause();
+		/* busy, so that its CPU time moves between samples */
+		for (volatile unsigned long spin = 0;; spin++)
+			;
 	}
 	pid = (uint32_t)child;
 	gs_config_init(&cfg);
@@ -956,12 +958,22 @@ test_static_cache_real(void)
 	         snap.nr_proc && snap.proc[0].cmdline ? snap.proc[0].cmdline : "");
 	ok(snap.nr_proc == 1 && snap.proc[0].host == PHOST_OK && cmd0[0],
 	   "real /proc: a child read in full (%s)", cmd0);
+	cpu0 = snap.nr_proc ? field(&snap.proc[0], PF_CPU_TIME) : NAN;
+	usleep(300000);
 	enrich_pids(ctx, &snap, &pid, 1);
+	usleep(300000);
 	enrich_pids(ctx, &snap, &pid, 1);
-	ok(snap.nr_proc == 1 && snap.proc[0].host == PHOST_OK &&
-	           proc_has(&snap.proc[0], PF_CPU_TIME) && snap.proc[0].cmdline &&
-	           !strcmp(snap.proc[0].cmdline, cmd0),
-	   "real /proc: read again from its stat file, the rest from the cache");
+	ok(snap.nr_proc == 1 && snap.proc[0].host == PHOST_OK && snap.proc[0].cmdline &&
+	           !strcmp(snap.proc[0].cmdline, cmd0) && proc_has(&snap.proc[0], PF_RSS),
+	   "real /proc: read again (CPU clock, statm), the rest from the cache");
+	ok(snap.nr_proc == 1 && field(&snap.proc[0], PF_CPU_TIME) > cpu0 + 0.05,
+	   "real /proc: its CPU time moves (%.3f s -> %.3f s)", cpu0,
+	   snap.nr_proc ? field(&snap.proc[0], PF_CPU_TIME) : NAN);
+	/* a busy process on a shared machine: somewhere above 10 % of a core, at most one core */
+	ok(snap.nr_proc == 1 && field(&snap.proc[0], PF_CPU_PERCENT) > 10 &&
+	           field(&snap.proc[0], PF_CPU_PERCENT) < 115,
+	   "real /proc: CPU %% over the interval from the clock (%.1f)",
+	   snap.nr_proc ? field(&snap.proc[0], PF_CPU_PERCENT) : NAN);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	enrich_pids(ctx, &snap, &pid, 1);
