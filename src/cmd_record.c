@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/feed.h"
 #include "core/config.h"
@@ -67,7 +68,7 @@ cmd_record(int argc, char **argv, struct gs_config *cfg)
 	unsigned long count = 0, done = 0;
 	struct rec_writer *wr = NULL;
 	struct feed *feed = NULL;
-	bool quiet = false, trouble = false;
+	bool quiet = false, trouble = false, existed;
 	int c, rc = EXIT_OK;
 
 	rec_options_init(&ro);
@@ -161,6 +162,7 @@ cmd_record(int argc, char **argv, struct gs_config *cfg)
 	}
 
 	/* the file first: a bad path is reported before the GPUs are woken */
+	existed = access(path, F_OK) == 0;
 	if (rec_writer_open(path, &ro, &wr, &err) < 0) {
 		cmd_error("%s", err.msg);
 		return err.code == E_USAGE ? EXIT_USAGE : EXIT_RUNTIME;
@@ -217,6 +219,9 @@ out:
 		cmd_error("%s", err.msg);
 		rc = EXIT_RUNTIME;
 	}
+	/* no GPU, or stopped before the first sample: leave no empty recording behind */
+	if (!existed && !done)
+		unlink(path);
 	if (!quiet && done)
 		fprintf(stderr, "gpuscope: %lu sample%s recorded into %s\n", done,
 		        done == 1 ? "" : "s", path);

@@ -75,6 +75,11 @@ rc=$?
 check "replay of a file that is not a recording: one line, exit 3" \
 	sh -c "[ $rc = 3 ] && [ \$(wc -l <'$tmp/err') = 1 ]"
 
+GPUSCOPE_NVML=/nonexistent GPUSCOPE_SYSFS_ROOT=tests/fixtures/sys-empty "$bin" record -q -c 1 -o "$tmp/none.rec" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "no GPU: exit 4 with the reason, and no empty recording left behind" \
+	sh -c "[ $rc = 4 ] && grep -q 'no GPU found' '$tmp/err' && [ ! -e '$tmp/none.rec' ]"
+
 # 3. cut at every byte offset of its last record: the samples before it replay
 fx "$bin" record -q -c 3 -d 0.05 -o "$tmp/c.rec" 2>"$tmp/err"
 s3=$(wc -c <"$tmp/c.rec")
