@@ -3,7 +3,8 @@
 # H100s and 50 processes on the fake NVML library, every value that moves on
 # a real machine moving (utilisation, power, temperatures, clocks, memory,
 # energy, each process's SM and memory use; CPU time and RSS of 50 real
-# sleeping processes), recorded with the default options.
+# processes, each using a little CPU all the time), recorded with the default
+# options.
 #
 #   bench/record.sh [SAMPLES]       (default 600; or BENCH_SAMPLES=N)
 #
@@ -33,8 +34,14 @@ mkdir -p "$OUT"
 pids=()
 cleanup() { [ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null; true; }
 trap cleanup EXIT INT TERM
+# processes that use a little CPU all the time (a few % in all), so that their
+# CPU time and CPU % change in every sample, as a real job's do
 for _ in $(seq "$PROCS"); do
-	sleep 100000 &
+	if command -v perl >/dev/null 2>&1; then
+		perl -e 'while (1) { select(undef, undef, undef, 0.05); for (1 .. 10000) { } }' &
+	else
+		sleep 100000 &
+	fi
 	pids+=($!)
 done
 printf '%s\n' "${pids[@]}" >"$OUT/record-pids.txt"

@@ -1213,7 +1213,11 @@ keep_strings(struct cpu_ent *e, const struct gpu_proc *p)
 	e->static_at = clock_mono() + (double)(e->pid % 8);
 }
 
-/* Seconds of CPU time on clk, or a negative number. */
+/*
+ * Seconds of CPU time on clk, to the millisecond (stat's ticks are 10 ms; a
+ * whole number of milliseconds is also what a recording stores compactly),
+ * or a negative number.
+ */
 static double
 clock_seconds(clockid_t clk)
 {
@@ -1221,7 +1225,7 @@ clock_seconds(clockid_t clk)
 
 	if (clock_gettime(clk, &ts) < 0)
 		return -1;
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000) / 1000.0;
 }
 
 /*
