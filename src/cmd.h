@@ -88,6 +88,7 @@ int cmd_parse_size(const char *s, uint64_t *out);
  * their own: before cmd_stop_feed() they end the program at once (exit
  * 128 + signal); after, they wake the feed and make cmd_stopped() return
  * the signal, so the command finishes its current line and closes cleanly.
+ * Call cmd_stop_feed(NULL) before closing the feed.
  */
 void cmd_stop_on_signals(void);
 void cmd_stop_feed(struct feed *f);

@@ -304,10 +304,10 @@ cmd_parse_size(const char *s, uint64_t *out)
  */
 static struct {
 	pthread_mutex_t mu;
-	struct feed *feed;
+	struct feed *feed; /* to wake; NULL once it is closed */
+	bool armed;        /* cmd_stop_feed() was called: a signal asks, it does not end */
 	volatile int signo;
-	bool started;
-} stopper = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, false };
+} stopper = { PTHREAD_MUTEX_INITIALIZER, NULL, false, 0 };
 
 static void *
 stopper_main(void *arg)
@@ -317,13 +317,14 @@ stopper_main(void *arg)
 
 	while (sigwait(set, &signo) == 0) {
 		pthread_mutex_lock(&stopper.mu);
-		if (!stopper.feed) {
+		if (!stopper.armed) {
 			/* still starting: nothing to finish, end now as the signal would have */
 			pthread_mutex_unlock(&stopper.mu);
 			_exit(128 + signo);
 		}
 		__atomic_store_n(&stopper.signo, signo, __ATOMIC_SEQ_CST);
-		feed_wake(stopper.feed);
+		if (stopper.feed)
+			feed_wake(stopper.feed);
 		pthread_mutex_unlock(&stopper.mu);
 	}
 	return NULL;
@@ -342,7 +343,6 @@ cmd_stop_on_signals(void)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	if (pthread_create(&t, NULL, stopper_main, &set) == 0) {
 		pthread_detach(t);
-		stopper.started = true;
 	} else {
 		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	}
@@ -353,6 +353,7 @@ cmd_stop_feed(struct feed *f)
 {
 	pthread_mutex_lock(&stopper.mu);
 	stopper.feed = f;
+	stopper.armed = true;
 	pthread_mutex_unlock(&stopper.mu);
 }
 

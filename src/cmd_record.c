@@ -214,6 +214,7 @@ cmd_record(int argc, char **argv, struct gs_config *cfg)
 		done++;
 	}
 out:
+	cmd_stop_feed(NULL); /* a signal from now on must not wake a closed feed */
 	feed_close(feed);
 	if (rec_writer_close(wr, &err) < 0 && rc == EXIT_OK) {
 		cmd_error("%s", err.msg);

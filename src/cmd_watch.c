@@ -391,6 +391,7 @@ cmd_watch(int argc, char **argv, struct gs_config *cfg)
 	if (rc == EXIT_OK && trouble)
 		rc = EXIT_PROBLEMS;
 out:
+	cmd_stop_feed(NULL); /* a signal from now on must not wake a closed feed */
 	feed_close(feed);
 	strbuf_release(&out);
 	query_release(&w.q);

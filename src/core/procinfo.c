@@ -105,7 +105,8 @@ struct procinfo_ctx {
 
 	struct cpu_ent *cpu; /* sorted by pid */
 	size_t nr_cpu, alloc_cpu;
-	size_t nr_fd, fd_budget; /* stat files kept open, and how many may be */
+	size_t nr_fd, fd_budget; /* statm files kept open, and how many may be */
+	bool procfs;             /* proc_root is procfs (not a saved tree) */
 
 	/* the sample in progress */
 	unsigned gen;
@@ -1289,6 +1290,36 @@ refresh_strings(struct procinfo_ctx *ctx, struct gpu_proc *p, bool *partial)
 }
 
 /*
+ * A process seen for the second time (so a one-shot command never pays for
+ * it): open its statm file and find its CPU-time clock for fill_live(), on
+ * procfs only (a saved tree's files do not follow a process, and it has no
+ * clock), and take the clock's reading as this sample's CPU time, so that
+ * the next sample's CPU % compares readings of the same clock.
+ */
+static void
+keep_live(struct procinfo_ctx *ctx, struct cpu_ent *e)
+{
+	char rel[64], full[4096];
+	double cpu;
+	int fd;
+
+	if (!ctx->procfs || e->statm_fd >= 0 || ctx->nr_fd >= ctx->fd_budget || e->gen != ctx->gen)
+		return;
+	snprintf(rel, sizeof(rel), "%" PRIu32 "/statm", e->pid);
+	path_join(full, sizeof(full), ctx->cfg->proc_root, rel);
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (clock_getcpuclockid((pid_t)e->pid, &e->clk) != 0 || (cpu = clock_seconds(e->clk)) < 0) {
+		close(fd);
+		return;
+	}
+	e->statm_fd = fd;
+	ctx->nr_fd++;
+	e->cur_cpu = cpu;
+}
+
+/*
  * A process read in full before, in our pid namespace, and still the same
  * process: its CPU time and memory read anew (fill_live(), or its stat
  * file in a saved tree), owner and pid from the cache, and its name,
@@ -1354,54 +1385,23 @@ fill_cached(struct procinfo_ctx *ctx, struct gpu_proc *p)
 		replace_str(&p->cgroup, dup_or_null(e->cgroup));
 		p->container_runtime = e->runtime;
 	}
+	if (!live)
+		keep_live(ctx, e);
 	p->host = PHOST_OK;
 	return 0;
 }
 
-/* Whether fd is a file of procfs (whose files say ESRCH once their process is gone). */
-static bool
-is_procfs(int fd)
-{
-	struct statfs sf;
-
-	return fstatfs(fd, &sf) == 0 && sf.f_type == PROCFS_MAGIC;
-}
-
-/*
- * Keep what fill_cached() reuses of a process just read in full; on procfs,
- * open its statm file and find its CPU-time clock for fill_live(), and take
- * the clock's reading as this sample's CPU time, so that the next sample's
- * CPU % compares readings of the same clock.
- */
+/* Keep what fill_cached() reuses of a process just read in full. */
 static void
 remember_static(struct procinfo_ctx *ctx, const struct gpu_proc *p)
 {
 	struct cpu_ent *e = cpu_find(ctx, p->pid);
-	char rel[64], full[4096];
-	double cpu;
-	int fd;
 
 	if (!e || e->start_ticks != p->start_ticks || !proc_has(p, PF_UID))
 		return;
 	e->uid = p->v[PF_UID];
 	keep_strings(e, p);
 	e->have_static = true;
-	if (e->statm_fd >= 0 || ctx->nr_fd >= ctx->fd_budget || e->gen != ctx->gen)
-		return;
-	snprintf(rel, sizeof(rel), "%" PRIu32 "/statm", p->pid);
-	path_join(full, sizeof(full), ctx->cfg->proc_root, rel);
-	fd = open(full, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	/* a saved tree's files do not follow a process, and it has no clock */
-	if (!is_procfs(fd) || clock_getcpuclockid((pid_t)p->pid, &e->clk) != 0 ||
-	    (cpu = clock_seconds(e->clk)) < 0) {
-		close(fd);
-		return;
-	}
-	e->statm_fd = fd;
-	ctx->nr_fd++;
-	e->cur_cpu = cpu;
 }
 
 /*
@@ -1477,6 +1477,11 @@ probe_self(struct procinfo_ctx *ctx)
 	struct status_info si;
 
 	ctx->probed = true;
+	{
+		struct statfs sf;
+
+		ctx->procfs = statfs(root, &sf) == 0 && sf.f_type == PROCFS_MAGIC;
+	}
 	/* kernels before 4.1 have no NSpid: we then assume the root namespace */
 	if (!file_read(root, "self/status", &sb, STATUS_CAP, NULL)) {
 		parse_status(sb.buf, sb.len, &si);
