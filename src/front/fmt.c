@@ -65,28 +65,56 @@ fmt_width(const char *s)
 	return w;
 }
 
+/*
+ * Append the character at s (n bytes), or '?' for a control character: a
+ * process's command line or a GPU's name is not allowed to move the cursor,
+ * clear the screen or change the title of the user's terminal.
+ */
+static void
+add_shown(struct strbuf *sb, const char *s, size_t n)
+{
+	unsigned char c = (unsigned char)s[0];
+
+	if (c < 0x20 || c == 0x7F || (c == 0xC2 && n > 1 && (unsigned char)s[1] < 0xA0))
+		strbuf_addch(sb, '?'); /* C0, DEL, and C1 (U+0080..U+009F) */
+	else
+		strbuf_add(sb, s, n);
+}
+
+/* Bytes of the character that starts at s (1 for a stray byte). */
+static size_t
+char_len(const char *s)
+{
+	size_t n = 1;
+
+	while (s[n] && ((unsigned char)s[n] & 0xC0) == 0x80 && n < 4)
+		n++;
+	return n;
+}
+
 void
 fmt_cell(struct strbuf *sb, const char *s, size_t width, bool right, bool utf8)
 {
-	size_t w = fmt_width(s);
+	size_t w = fmt_width(s), cp = 0, n;
 
-	if (w <= width) {
-		if (right)
-			strbuf_addchars(sb, ' ', width - w);
-		strbuf_addstr(sb, s);
-		if (!right)
-			strbuf_addchars(sb, ' ', width - w);
+	if (w > width && !width)
 		return;
-	}
-	if (!width)
-		return;
-	/* copy width-1 code points, then the ellipsis */
-	for (size_t cp = 0; *s; s++) {
-		if (((unsigned char)*s & 0xC0) != 0x80 && cp++ == width - 1)
+	if (w <= width && right)
+		strbuf_addchars(sb, ' ', width - w);
+	/* all of it, or width-1 code points and the ellipsis */
+	for (; *s; s += n) {
+		bool counts = ((unsigned char)*s & 0xC0) != 0x80; /* as fmt_width() counts */
+
+		n = char_len(s);
+		if (w > width && counts && cp == width - 1)
 			break;
-		strbuf_addch(sb, *s);
+		add_shown(sb, s, n);
+		cp += counts;
 	}
-	strbuf_addstr(sb, utf8 ? "\xe2\x80\xa6" : "+");
+	if (w > width)
+		strbuf_addstr(sb, utf8 ? "\xe2\x80\xa6" : "+");
+	else if (!right)
+		strbuf_addchars(sb, ' ', width - w);
 }
 
 void
