@@ -55,7 +55,8 @@ static const char *const help_lines[][2] = {
 void
 tui_draw_help(struct tui *t, int y, int rows)
 {
-	int n = (int)ARRAY_SIZE(help_lines), max = n - (rows - 1);
+	/* rows - 2 lines of help between the title and the line at the bottom */
+	int n = (int)ARRAY_SIZE(help_lines), max = n - (rows - 2);
 
 	if (t->help_scroll > max)
 		t->help_scroll = max;
@@ -169,6 +170,14 @@ refusal(struct tui *t, const struct gpu_proc *p, char *buf, size_t size)
 	}
 	if (p->pid == (uint32_t)getpid())
 		return "that is gpuscope itself: q quits";
+	/* without it, send_signal() could not tell this process from a new one with its pid */
+	if (!p->start_ticks) {
+		snprintf(
+		        buf, size,
+		        "the start time of process %u could not be read: cannot make sure its pid is still that process",
+		        p->pid);
+		return buf;
+	}
 	return NULL;
 }
 
@@ -208,7 +217,7 @@ send_signal(struct tui *t)
 		tui_message(t, ROLE_ERROR, "process %u has exited: no signal sent", t->kill_pid);
 		return;
 	}
-	if (t->kill_start_ticks && start != t->kill_start_ticks) {
+	if (start != t->kill_start_ticks) {
 		tui_message(
 		        t, ROLE_ERROR,
 		        "process %u has exited and its pid is another process's now: no signal sent",
@@ -523,7 +532,8 @@ tui_dialog_key(struct tui *t, int ch)
 		return;
 	}
 	if (t->dialog == DLG_CONFIRM) {
-		if (ch == 'y' || ch == 'Y') {
+		/* a question that is not on the screen (too small a terminal) is not answered */
+		if ((ch == 'y' || ch == 'Y') && !tui_too_small()) {
 			t->dialog = DLG_NONE;
 			send_signal(t);
 		} else if (ch == 'n' || ch == 'N' || ch == 27 || ch == 'q' || ch == '\n' ||

@@ -583,11 +583,17 @@ draw_main(struct tui *t)
 		t->page = 1;
 }
 
+bool
+tui_too_small(void)
+{
+	return COLS < 40 || LINES < 8;
+}
+
 void
 tui_draw(struct tui *t)
 {
 	erase();
-	if (COLS < 40 || LINES < 8) {
+	if (tui_too_small()) {
 		tui_puts(t, 0, 0, COLS, ROLE_NORMAL, "terminal too small for gpuscope top");
 		refresh();
 		return;

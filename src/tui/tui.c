@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tui_impl.h"
@@ -720,12 +721,19 @@ sleep_ms(struct tui *t)
 	return (int)(left * 1000) + 20;
 }
 
+/*
+ * poll_mask: the signal mask while waiting. SIGWINCH is blocked everywhere
+ * else, so that it can only arrive in ppoll() and interrupt it: one that
+ * came while drawing would only set curses' flag, and the resize would wait
+ * for the next key or sample.
+ */
 static void
-loop(struct tui *t)
+loop(struct tui *t, const sigset_t *poll_mask)
 {
 	for (;;) {
 		struct pollfd pfd[2] = { { STDIN_FILENO, POLLIN, 0 }, { t->wake_rd, POLLIN, 0 } };
 		int timeout = sleep_ms(t), ch, n;
+		struct timespec ts = { timeout / 1000, (long)(timeout % 1000) * 1000000 };
 
 		if (t->dirty) {
 			tui_draw(t);
@@ -733,7 +741,7 @@ loop(struct tui *t)
 		}
 		if (got_signal)
 			return;
-		n = poll(pfd, 2, timeout);
+		n = ppoll(pfd, 2, timeout < 0 ? NULL : &ts, poll_mask);
 		if (n < 0 && errno != EINTR)
 			return;
 		if (got_signal)
@@ -762,6 +770,7 @@ int
 tui_run(struct feed *feed, const struct tui_options *opt, struct err *err)
 {
 	struct sigaction sa, old_int, old_term, old_hup;
+	sigset_t winch, old_mask;
 	struct tui t;
 	SCREEN *screen;
 	int fds[2], rc = 0;
@@ -813,17 +822,21 @@ tui_run(struct feed *feed, const struct tui_options *opt, struct err *err)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGHUP, &sa, &old_hup);
+	sigemptyset(&winch);
+	sigaddset(&winch, SIGWINCH);
+	pthread_sigmask(SIG_BLOCK, &winch, &old_mask);
 
 	if (start_feed(&t) != 0) {
 		rc = err_set(err, E_IO, "cannot start the sampling thread");
 	} else {
-		loop(&t);
+		loop(&t, &old_mask);
 	}
 
 	/* the terminal first: the feed thread may take up to a GPU deadline to notice */
 	endwin();
 	stop_feed(&t);
 	delscreen(screen);
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);

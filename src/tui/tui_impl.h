@@ -167,6 +167,8 @@ void tui_box(struct tui *t, int y, int x, int h, int w, const char *title);
 void tui_bar(struct tui *t, int y, int x, int w, const char *label, double frac, const char *text,
              enum tui_role fill);
 enum tui_role tui_level_role(double frac);
+/* Whether the terminal is below the size top draws in (it says so instead, and no dialog shows). */
+bool tui_too_small(void);
 void tui_draw(struct tui *t);
 void tui_message(struct tui *t, enum tui_role role, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));

@@ -73,6 +73,22 @@ check "n: nothing sent, and it says so" 'no signal sent'
 ok $? "n: the process still runs ($(state "$K2"))"
 keys Escape
 
+# a question that is not on the screen (too small a terminal) is not answered
+select_pid "$K2"
+keys k Enter
+check "the question, before the terminal shrinks" "Send SIGTERM to process $K2"
+T resize-window -x 30 -y 6
+check "too small: the question is not shown" 'terminal too small'
+keys y
+sleep 0.5
+[ "$(state "$K2")" = S ]
+ok $? "too small: y sends nothing ($(state "$K2"))"
+T resize-window -x 200 -y 30
+check "the question is back with the room for it" "Send SIGTERM to process $K2"
+keys n
+check "n: nothing sent" 'no signal sent'
+keys Escape
+
 select_pid "$K1"
 keys F9
 check "F9: the list of signals" "Signal for $K1 sleep"

@@ -81,6 +81,16 @@ check_not "nothing of top is left on it" 'F1Help|gpuscope top'
 [ "$(T display -p '#{cursor_flag}')" = 1 ]
 ok $? "the cursor is visible again"
 
+# help on a short terminal: scrolling reaches its last line
+start 100 20
+check "short terminal: up" '^F1Help'
+keys '?'
+check "short terminal: the help" '^ Keys of gpuscope top'
+keys NPage NPage NPage
+check "short terminal: the help scrolls to its last line" 'q F10 +quit'
+keys q q
+wait_exit >/dev/null
+
 # colour, or reverse and bold without it
 start 80 24
 check "colour: up" '^F1Help'
