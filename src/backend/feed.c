@@ -45,11 +45,34 @@ feed_wait_until(struct feed *f, double due)
 	pthread_mutex_unlock(&f->mu);
 }
 
+/*
+ * Wait until f->next_due, read afresh after every wake-up, so that a new
+ * interval (feed_set_interval()) moves a wait already under way; or until
+ * feed_wake().
+ */
+static bool
+wait_next_due(struct feed *f)
+{
+	struct timespec ts;
+	bool early;
+
+	pthread_mutex_lock(&f->mu);
+	while (!f->woken && clock_mono() < f->next_due) {
+		clock_mono_timespec(&ts, f->next_due);
+		pthread_cond_timedwait(&f->cv, &f->mu, &ts);
+	}
+	early = f->woken;
+	f->woken = false;
+	pthread_mutex_unlock(&f->mu);
+	return early;
+}
+
 static int
 next_live(struct feed *f, struct gpu_snapshot *snap, struct err *err)
 {
 	unsigned flags = f->procs ? COLLECT_PROCS : 0;
-	double now, due;
+	bool early = false;
+	double now;
 
 	if (!f->started) {
 		/* two readings for the first frame, so that rates are there at once */
@@ -59,15 +82,13 @@ next_live(struct feed *f, struct gpu_snapshot *snap, struct err *err)
 		f->next_due = clock_mono();
 		pthread_mutex_unlock(&f->mu);
 	} else {
-		pthread_mutex_lock(&f->mu);
-		due = f->next_due;
-		pthread_mutex_unlock(&f->mu);
-		feed_wait_until(f, due);
+		early = wait_next_due(f);
 	}
 	now = clock_mono();
 	pthread_mutex_lock(&f->mu);
 	f->next_due += f->interval;
-	if (f->next_due < now) /* late (a slow sample, a wake-up): start the schedule again */
+	/* woken early (a key asked for a refresh), or late (a slow sample): start again from now */
+	if (early || f->next_due < now)
 		f->next_due = now + f->interval;
 	pthread_mutex_unlock(&f->mu);
 	return collector_sample(f->c, snap, flags, err);
@@ -106,6 +127,7 @@ feed_set_interval(struct feed *f, double interval)
 	/* the sample due next comes after the new interval, counted from the last one */
 	f->next_due += interval - f->interval;
 	f->interval = interval;
+	pthread_cond_broadcast(&f->cv); /* a wait under way takes the new due time */
 	pthread_mutex_unlock(&f->mu);
 }
 

@@ -52,7 +52,11 @@ int feed_open_replay(const char *path, const char *ids, double speed, double fro
  */
 int feed_next(struct feed *f, struct gpu_snapshot *snap, struct err *err);
 
-/* Change the interval of a live feed (seconds; top's "+"/"-"). */
+/*
+ * Change the interval of a live feed (seconds; top's "+"/"-"), from any
+ * thread: the next sample is due one new interval after the last one, also
+ * when feed_next() is already waiting for it.
+ */
 void feed_set_interval(struct feed *f, double interval);
 double feed_interval(struct feed *f);
 
