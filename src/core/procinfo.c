@@ -269,6 +269,7 @@ parse_status(const char *buf, size_t len, struct status_info *si)
 struct stat_info {
 	const char *comm; /* into the buffer; not NUL-terminated */
 	size_t comm_len;
+	uint64_t ppid;
 	uint64_t utime, stime; /* clock ticks */
 	uint64_t starttime;    /* clock ticks after boot */
 	uint64_t rss;          /* pages */
@@ -277,7 +278,7 @@ struct stat_info {
 /*
  * The comm field is in parentheses and may itself hold ") (" and spaces,
  * so fields are counted from the last ')'. proc_pid_stat(5) numbers them
- * from 1: comm is 2, state 3, utime 14, stime 15, starttime 22, rss 24.
+ * from 1: comm is 2, state 3, ppid 4, utime 14, stime 15, starttime 22, rss 24.
  */
 static bool
 parse_stat(const char *buf, size_t len, struct stat_info *st)
@@ -303,7 +304,9 @@ parse_stat(const char *buf, size_t len, struct stat_info *st)
 			p++;
 		if (p == tok)
 			return false;
-		if (field == 14)
+		if (field == 4)
+			dst = &st->ppid;
+		else if (field == 14)
 			dst = &st->utime;
 		else if (field == 15)
 			dst = &st->stime;
@@ -1601,4 +1604,22 @@ procinfo_enrich(struct procinfo_ctx *ctx, struct gpu_snapshot *snap)
 	}
 	snap->nr_proc = j;
 	cpu_prune(ctx);
+}
+
+bool
+procinfo_read_stat(const char *proc_root, uint32_t pid, struct strbuf *scratch, uint32_t *ppid,
+                   uint64_t *start_ticks)
+{
+	struct stat_info st;
+	char rel[32];
+
+	snprintf(rel, sizeof(rel), "%" PRIu32 "/stat", pid);
+	if (file_read(proc_root, rel, scratch, STAT_CAP, NULL) < 0 ||
+	    !parse_stat(scratch->buf, scratch->len, &st) || st.ppid > UINT32_MAX)
+		return false;
+	if (ppid)
+		*ppid = (uint32_t)st.ppid;
+	if (start_ticks)
+		*start_ticks = st.starttime;
+	return true;
 }

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct err;
 struct gs_config;
@@ -66,5 +67,15 @@ void procinfo_enrich(struct procinfo_ctx *ctx, struct gpu_snapshot *snap);
  */
 bool procinfo_container(const char *cgroup_text, char *id, size_t id_size, const char **runtime,
                         char *pod, size_t pod_size);
+
+/*
+ * Read <proc_root>/<pid>/stat (into scratch): the parent pid into *ppid and
+ * the start time in clock ticks into *start_ticks (either may be NULL).
+ * False when the file cannot be read or does not parse. For top's tree
+ * view, and for checking that a pid is still the process chosen.
+ */
+struct strbuf;
+bool procinfo_read_stat(const char *proc_root, uint32_t pid, struct strbuf *scratch, uint32_t *ppid,
+                        uint64_t *start_ticks);
 
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../backend/feed.h"
+#include "../core/procinfo.h"
 #include "../core/xalloc.h"
 #include "../front/fmt.h"
 
@@ -213,7 +214,7 @@ send_signal(struct tui *t)
 	const char *name = sig_name(t->kill_sig);
 
 	/* the pid must still be the process that was chosen, not a new one that got its number */
-	if (!pv_read_stat(t->proc_root, t->kill_pid, &t->sb, NULL, &start)) {
+	if (!procinfo_read_stat(t->proc_root, t->kill_pid, &t->sb, NULL, &start)) {
 		tui_message(t, ROLE_ERROR, "process %u has exited: no signal sent", t->kill_pid);
 		return;
 	}

@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/fileio.h"
+#include "../core/strbuf.h"
 #include "../core/gpu.h"
+#include "../core/procinfo.h"
 #include "../core/xalloc.h"
 #include "../front/fmt.h"
 #include "../front/table.h"
@@ -218,52 +219,6 @@ cmp_rows(const void *a, const void *b, void *arg)
 
 /* --- the tree ------------------------------------------------------------------ */
 
-bool
-pv_read_stat(const char *proc_root, uint32_t pid, struct strbuf *scratch, uint32_t *ppid,
-             uint64_t *start_ticks)
-{
-	char rel[32];
-	const char *p, *end;
-	unsigned field = 3;
-
-	snprintf(rel, sizeof(rel), "%" PRIu32 "/stat", pid);
-	if (file_read(proc_root, rel, scratch, 1024, NULL) < 0)
-		return false;
-	/* "pid (comm) S ppid ...": comm may hold ") (", so count from the last ')' */
-	p = memrchr(scratch->buf, ')', scratch->len);
-	end = scratch->buf + scratch->len;
-	if (!p)
-		return false;
-	for (p++; field <= 22; field++) {
-		uint64_t v = 0;
-		bool digits = false;
-
-		while (p < end && *p == ' ')
-			p++;
-		for (; p < end && *p >= '0' && *p <= '9'; p++) {
-			digits = true;
-			if (v > (UINT64_MAX - 9) / 10)
-				return false;
-			v = v * 10 + (uint64_t)(*p - '0');
-		}
-		while (p < end && *p != ' ' && *p != '\n')
-			p++;
-		if (field == 4) {
-			if (!digits || v > UINT32_MAX)
-				return false;
-			if (ppid)
-				*ppid = (uint32_t)v;
-			if (!start_ticks)
-				return true;
-		} else if (field == 22) {
-			if (!digits)
-				return false;
-			*start_ticks = v;
-		}
-	}
-	return true;
-}
-
 static int
 cmp_pp(const void *a, const void *b)
 {
@@ -282,7 +237,7 @@ ppid_of(struct proc_view *pv, const char *proc_root, uint32_t pid)
 	hit = pv->nr_pp ? bsearch(&key, pv->pp, pv->nr_pp, sizeof(*pv->pp), cmp_pp) : NULL;
 	if (hit)
 		return hit->ppid;
-	if (!pv_read_stat(proc_root, pid, &pv->sb, &key.ppid, NULL))
+	if (!procinfo_read_stat(proc_root, pid, &pv->sb, &key.ppid, NULL))
 		key.ppid = 0;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;

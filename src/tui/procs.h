@@ -97,12 +97,4 @@ bool pv_descending(const struct proc_view *pv);
  */
 void pv_tree_prefix(struct strbuf *sb, const struct pv_row *r, bool utf8);
 
-/*
- * Read <proc_root>/<pid>/stat (into scratch): the parent pid into *ppid and
- * the start time in clock ticks into *start_ticks (either may be NULL).
- * False when the file cannot be read or does not parse.
- */
-bool pv_read_stat(const char *proc_root, uint32_t pid, struct strbuf *scratch, uint32_t *ppid,
-                  uint64_t *start_ticks);
-
 #endif

@@ -982,6 +982,34 @@ test_static_cache_real(void)
 	procinfo_free(ctx);
 }
 
+/* procinfo_read_stat(): parent and start time, for top's tree and kill */
+static void
+test_read_stat(void)
+{
+	char root[4096];
+	struct strbuf sb = STRBUF_INIT;
+	uint32_t ppid = 0;
+	uint64_t start = 0;
+
+	copy_fixture("proc", root, sizeof(root));
+	{
+		char dir[4200];
+
+		fmt(dir, sizeof(dir), "%s/4242", root);
+		make_dirs(dir);
+	}
+	set_stat(root, 4242, "a) (b", 10, 20, 123456);
+	ok(procinfo_read_stat(root, 4242, &sb, &ppid, &start) && ppid == 1 && start == 123456,
+	   "read_stat: parent 1, start 123456, past a comm holding ') ('");
+	ok(procinfo_read_stat(root, 4242, &sb, NULL, NULL), "read_stat: both outputs optional");
+	ok(!procinfo_read_stat(root, 99999, &sb, &ppid, &start), "read_stat: no such process");
+	write_at(root, "4242/stat", "4242 (x) S\n");
+	ok(!procinfo_read_stat(root, 4242, &sb, &ppid, &start),
+	   "read_stat: a cut line does not parse");
+	strbuf_release(&sb);
+	rm_tree(root);
+}
+
 /* --- users ------------------------------------------------------------------------ */
 
 static const char *
@@ -1279,6 +1307,7 @@ main(void)
 		test_cpu_delta();
 		test_static_cache();
 		test_static_cache_real();
+		test_read_stat();
 		test_users();
 		test_odd_files();
 		test_fuzz();
