@@ -35,7 +35,7 @@ LIBS := -ldl -lpthread -lm
 NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw 2>/dev/null)
 NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 
-LIB_SRC := $(sort $(wildcard src/core/*.c src/backend/*.c src/front/*.c))
+LIB_SRC := $(sort $(wildcard src/core/*.c src/backend/*.c src/front/*.c src/doctor/*.c))
 CMD_SRC := $(sort $(wildcard src/main.c src/cmd_*.c src/demo.c src/tui/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o)
 CMD_OBJ := $(CMD_SRC:%.c=$(O)/%.o)

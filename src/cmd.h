@@ -27,6 +27,7 @@ int cmd_top(int argc, char **argv, struct gs_config *cfg);
 int cmd_watch(int argc, char **argv, struct gs_config *cfg);
 int cmd_record(int argc, char **argv, struct gs_config *cfg);
 int cmd_replay(int argc, char **argv, struct gs_config *cfg);
+int cmd_doctor(int argc, char **argv, struct gs_config *cfg);
 
 enum snap_flags {
 	SNAP_PROCS = 1 << 0, /* with processes */

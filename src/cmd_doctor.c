@@ -1,0 +1,96 @@
+/*
+ * gpuscope doctor: is this machine set up right for GPU work? Runs the
+ * checks of src/doctor/ and prints their findings, worst first, as text or
+ * JSON; exit status 0 all ok, 1 warnings, 2 errors, 3 doctor could not run.
+ * (Work in progress for issue 5: the PCI checks only so far.)
+ */
+#include "cmd.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/strbuf.h"
+#include "doctor/doctor.h"
+
+#define DOCTOR_EXIT_FAILED 3
+
+static void
+doctor_usage(FILE *f)
+{
+	fputs("usage: gpuscope doctor [--json] [--explain ID]\n"
+	      "exit status: 0 all ok, 1 warnings, 2 errors, 3 doctor could not run\n",
+	      f);
+}
+
+static int
+explain(const char *id)
+{
+	const struct dr_explain *e = dr_explain_find(id);
+
+	if (!e) {
+		cmd_error(
+		        "no finding is called '%s'; the ids are in the report ('gpuscope doctor')",
+		        id);
+		return DOCTOR_EXIT_FAILED;
+	}
+	printf("%s: %s\n\n%s\n", e->id, e->title, e->text);
+	return EXIT_OK;
+}
+
+int
+cmd_doctor(int argc, char **argv, struct gs_config *cfg)
+{
+	enum { OPT_EXPLAIN = 256 };
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "explain", required_argument, NULL, OPT_EXPLAIN },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct dr_report r = DR_REPORT_INIT;
+	struct dr_ctx ctx = { cfg };
+	struct strbuf out = STRBUF_INIT;
+	bool json = false;
+	int c, rc;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case OPT_EXPLAIN:
+			return explain(optarg);
+		case 'h':
+			doctor_usage(stdout);
+			return EXIT_OK;
+		default:
+			cmd_bad_option(c, argv, doctor_usage);
+			return DOCTOR_EXIT_FAILED;
+		}
+	}
+	if (optind < argc) {
+		cmd_error("unexpected argument '%s'", argv[optind]);
+		doctor_usage(stderr);
+		return DOCTOR_EXIT_FAILED;
+	}
+	dr_check_pci(&ctx, &r);
+	if (json)
+		dr_json(&out, &r, clock_now(cfg));
+	else
+		dr_text(&out, &r, isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
+	rc = dr_exit_code(&r);
+	if (fwrite(out.buf, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
+		cmd_error("cannot write the report");
+		rc = DOCTOR_EXIT_FAILED;
+	}
+	strbuf_release(&out);
+	dr_report_release(&r);
+	return rc;
+}

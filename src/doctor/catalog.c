@@ -1,0 +1,52 @@
+/*
+ * The long explanations of `gpuscope doctor --explain ID`, one per finding
+ * id a check can emit, in id order (tests check that every id emitted is
+ * here).
+ */
+#include "doctor.h"
+
+#include <stddef.h>
+
+const struct dr_explain dr_catalog[] = {
+	{ "setup.pci.bound", "A GPU on the PCI bus is driven by a kernel driver",
+	  "The kernel driver bound to the GPU is read from the 'driver' link of its\n"
+	  "directory under /sys/bus/pci/devices. nvidia, amdgpu, i915 and xe are the\n"
+	  "drivers that compute frameworks expect; others (msm, panfrost, ...) drive\n"
+	  "SoC GPUs." },
+	{ "setup.pci.no_driver", "A GPU has no kernel driver",
+	  "The card is on the bus, but no driver claimed it, so there is no device\n"
+	  "node and no library can see it. Causes, most likely first:\n"
+	  "  1. The driver is not installed, or was built for another kernel (after a\n"
+	  "     kernel upgrade without DKMS): 'modprobe nvidia' fails with 'Module not\n"
+	  "     found' or 'Exec format error'.\n"
+	  "  2. Secure Boot refuses an unsigned out-of-tree module: the kernel log says\n"
+	  "     'module verification failed' or 'Key was rejected by service'. Sign the\n"
+	  "     module (DKMS can, with a MOK enrolled through mokutil) or disable\n"
+	  "     Secure Boot.\n"
+	  "  3. The driver loaded but failed on this card: the kernel log has its error\n"
+	  "     (NVIDIA: 'RmInitAdapter failed'; AMD: firmware not found).\n"
+	  "  4. Hardware: a card that does not initialise. Only after the above." },
+	{ "setup.pci.no_gpu", "No GPU on the PCI bus",
+	  "No PCI device of the display class (0x03) is present. On a cloud instance\n"
+	  "this is the instance type; in a virtual machine the GPU was not passed\n"
+	  "through; in a container, /sys may show the host's bus while /dev lacks the\n"
+	  "device nodes (see the container checks)." },
+	{ "setup.pci.nouveau", "An NVIDIA GPU is held by nouveau or nova_core",
+	  "nouveau (and nova_core, its successor for GSP-based cards) are the kernel's\n"
+	  "own drivers for NVIDIA GPUs. Only one driver can hold a card, and CUDA needs\n"
+	  "NVIDIA's. Distributions load nouveau by default; NVIDIA's installer usually\n"
+	  "blacklists it, but an initramfs built before the blacklist still loads it.\n"
+	  "Blacklist it, rebuild the initramfs and reboot; 'lspci -k' then shows\n"
+	  "'Kernel driver in use: nvidia'." },
+	{ "setup.pci.radeon", "An AMD GPU is driven by the legacy radeon driver",
+	  "radeon is the driver of AMD cards before GCN. GCN 1.0 (Southern Islands) and\n"
+	  "1.1 (Sea Islands) cards can be driven by either; amdgpu is needed for ROCm,\n"
+	  "RADV and newer OpenGL." },
+	{ "setup.pci.unreadable", "The PCI bus could not be read",
+	  "doctor lists GPUs from /sys/bus/pci/devices. Without it (a restricted\n"
+	  "container, a chroot without /sys) the PCI checks cannot run." },
+	{ "setup.pci.vfio", "A GPU is reserved for a virtual machine",
+	  "vfio-pci claims devices listed in vfio-pci.ids= so that a hypervisor can pass\n"
+	  "them to a guest. The host cannot use such a GPU while it is bound." },
+	{ NULL, NULL, NULL },
+};

@@ -1,0 +1,255 @@
+/*
+ * The doctor's report: findings, their order and severity, and the text and
+ * JSON front ends.
+ */
+#include "doctor.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/strbuf.h"
+#include "../core/xalloc.h"
+#include "../front/json.h"
+
+static char *
+vformat(const char *fmt, va_list ap)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_vaddf(&sb, fmt, ap);
+	return strbuf_detach(&sb, NULL);
+}
+
+struct dr_finding *
+dr_add(struct dr_report *r, const char *id, enum dr_severity sev, const char *fmt, ...)
+{
+	struct dr_finding *f;
+	va_list ap;
+
+	ALLOC_GROW(r->f, r->nr + 1, r->alloc);
+	f = &r->f[r->nr++];
+	memset(f, 0, sizeof(*f));
+	f->id = id;
+	f->severity = sev;
+	va_start(ap, fmt);
+	f->title = vformat(fmt, ap);
+	va_end(ap);
+	return f;
+}
+
+void
+dr_evidence(struct dr_finding *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	ALLOC_GROW(f->evidence, f->nr_evidence + 1, f->alloc_evidence);
+	va_start(ap, fmt);
+	f->evidence[f->nr_evidence++] = vformat(fmt, ap);
+	va_end(ap);
+}
+
+void
+dr_meaning(struct dr_finding *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	free(f->meaning);
+	va_start(ap, fmt);
+	f->meaning = vformat(fmt, ap);
+	va_end(ap);
+}
+
+void
+dr_action(struct dr_finding *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	free(f->action);
+	va_start(ap, fmt);
+	f->action = vformat(fmt, ap);
+	va_end(ap);
+}
+
+void
+dr_report_release(struct dr_report *r)
+{
+	for (size_t i = 0; i < r->nr; i++) {
+		struct dr_finding *f = &r->f[i];
+
+		free(f->title);
+		for (size_t j = 0; j < f->nr_evidence; j++)
+			free(f->evidence[j]);
+		free(f->evidence);
+		free(f->meaning);
+		free(f->action);
+	}
+	free(r->f);
+	r->f = NULL;
+	r->nr = r->alloc = 0;
+}
+
+enum dr_severity
+dr_worst(const struct dr_report *r)
+{
+	enum dr_severity w = DR_OK;
+
+	for (size_t i = 0; i < r->nr; i++)
+		if (r->f[i].severity > w)
+			w = r->f[i].severity;
+	return w;
+}
+
+const char *
+dr_severity_key(enum dr_severity s)
+{
+	switch (s) {
+	case DR_OK:
+		return "ok";
+	case DR_INFO:
+		return "info";
+	case DR_WARNING:
+		return "warning";
+	case DR_ERROR:
+		return "error";
+	}
+	return "?";
+}
+
+int
+dr_exit_code(const struct dr_report *r)
+{
+	switch (dr_worst(r)) {
+	case DR_ERROR:
+		return 2;
+	case DR_WARNING:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static const char *
+sev_label(enum dr_severity s, bool colour)
+{
+	switch (s) {
+	case DR_ERROR:
+		return colour ? "\033[1;31mERROR\033[0m" : "ERROR";
+	case DR_WARNING:
+		return colour ? "\033[1;33mWARN \033[0m" : "WARN ";
+	case DR_INFO:
+		return colour ? "\033[36mINFO \033[0m" : "INFO ";
+	case DR_OK:
+		break;
+	}
+	return colour ? "\033[32mok   \033[0m" : "ok   ";
+}
+
+/* Append text indented by ind spaces on every line after a label of that width. */
+static void
+add_block(struct strbuf *sb, const char *label, const char *text)
+{
+	const char *p = text;
+
+	strbuf_addf(sb, "        %-9s", label);
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		strbuf_add(sb, p, n);
+		strbuf_addch(sb, '\n');
+		if (!nl)
+			break;
+		p = nl + 1;
+		if (*p)
+			strbuf_addstr(sb, "                 ");
+	}
+}
+
+void
+dr_text(struct strbuf *sb, const struct dr_report *r, bool colour)
+{
+	size_t count[DR_ERROR + 1] = { 0 };
+
+	for (int sev = DR_ERROR; sev >= DR_INFO; sev--) {
+		for (size_t i = 0; i < r->nr; i++) {
+			const struct dr_finding *f = &r->f[i];
+
+			if ((int)f->severity != sev)
+				continue;
+			strbuf_addf(sb, "%s  %s\n", sev_label(f->severity, colour), f->title);
+			strbuf_addf(sb, "        %-9s%s\n", "id", f->id);
+			for (size_t j = 0; j < f->nr_evidence; j++)
+				add_block(sb, j ? "" : "evidence", f->evidence[j]);
+			if (f->meaning)
+				add_block(sb, "means", f->meaning);
+			if (f->action)
+				add_block(sb, "do", f->action);
+			strbuf_addch(sb, '\n');
+		}
+	}
+	for (size_t i = 0; i < r->nr; i++) {
+		count[r->f[i].severity]++;
+		if (r->f[i].severity == DR_OK)
+			strbuf_addf(sb, "%s  %s\n", sev_label(DR_OK, colour), r->f[i].title);
+	}
+	strbuf_addf(sb, "%s%zu error%s, %zu warning%s, %zu note%s, %zu ok",
+	            count[DR_OK] ? "\n" : "", count[DR_ERROR], count[DR_ERROR] == 1 ? "" : "s",
+	            count[DR_WARNING], count[DR_WARNING] == 1 ? "" : "s", count[DR_INFO],
+	            count[DR_INFO] == 1 ? "" : "s", count[DR_OK]);
+	strbuf_addstr(sb, r->nr ? "; 'gpuscope doctor --explain ID' says more\n" : "\n");
+}
+
+static void
+json_key_str(struct strbuf *sb, const char *key, const char *val, bool comma)
+{
+	if (comma)
+		strbuf_addch(sb, ',');
+	json_str(sb, key);
+	strbuf_addch(sb, ':');
+	if (val)
+		json_str(sb, val);
+	else
+		strbuf_addstr(sb, "null");
+}
+
+void
+dr_json(struct strbuf *sb, const struct dr_report *r, double time)
+{
+	strbuf_addch(sb, '{');
+	json_key_str(sb, "schema", DR_JSON_SCHEMA, false);
+	strbuf_addstr(sb, ",\"time\":");
+	json_num(sb, time, 3);
+	json_key_str(sb, "worst", dr_severity_key(dr_worst(r)), true);
+	strbuf_addf(sb, ",\"exit_code\":%d,\"findings\":[", dr_exit_code(r));
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct dr_finding *f = &r->f[i];
+
+		strbuf_addstr(sb, i ? ",{" : "{");
+		json_key_str(sb, "id", f->id, false);
+		json_key_str(sb, "severity", dr_severity_key(f->severity), true);
+		json_key_str(sb, "title", f->title, true);
+		strbuf_addstr(sb, ",\"evidence\":[");
+		for (size_t j = 0; j < f->nr_evidence; j++) {
+			if (j)
+				strbuf_addch(sb, ',');
+			json_str(sb, f->evidence[j]);
+		}
+		strbuf_addch(sb, ']');
+		json_key_str(sb, "meaning", f->meaning, true);
+		json_key_str(sb, "action", f->action, true);
+		strbuf_addch(sb, '}');
+	}
+	strbuf_addstr(sb, "]}\n");
+}
+
+const struct dr_explain *
+dr_explain_find(const char *id)
+{
+	for (const struct dr_explain *e = dr_catalog; e->id; e++)
+		if (!strcmp(e->id, id))
+			return e;
+	return NULL;
+}

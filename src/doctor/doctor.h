@@ -1,0 +1,103 @@
+/*
+ * gpuscope doctor: findings about how a machine is set up for GPU work.
+ *
+ * A finding has a stable id ("setup.pci.nouveau"), a severity, a one-line
+ * title, its evidence (what was read, and from where), what it means, and
+ * what to do, software causes before hardware. Checks (check_*.c) add
+ * findings to a report; front ends print it as text or JSON, and its worst
+ * severity is the exit code (0 all ok, 1 warnings, 2 errors). Every id a
+ * check can emit has a long explanation in the catalog (catalog.c), which
+ * `gpuscope doctor --explain ID` prints.
+ *
+ * Checks read the machine only through cfg's roots (sysfs, procfs, /dev,
+ * the environment given in the context), so fixture trees trigger and
+ * clear every finding in tests.
+ */
+#ifndef GPUSCOPE_DOCTOR_H
+#define GPUSCOPE_DOCTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct gs_config;
+struct strbuf;
+
+enum dr_severity {
+	DR_OK = 0,
+	DR_INFO,
+	DR_WARNING,
+	DR_ERROR,
+};
+
+struct dr_finding {
+	const char *id; /* static; in the catalog */
+	enum dr_severity severity;
+	char *title;     /* owned; one line: what was found */
+	char **evidence; /* owned lines: what was read, and from where */
+	size_t nr_evidence, alloc_evidence;
+	char *meaning; /* owned; what it means, or NULL */
+	char *action;  /* owned; what to do, or NULL */
+};
+
+struct dr_report {
+	struct dr_finding *f;
+	size_t nr, alloc;
+};
+
+#define DR_REPORT_INIT     \
+	{                  \
+		NULL, 0, 0 \
+	}
+
+/* Add a finding (title printf-style); returns it, valid until the next add. */
+struct dr_finding *dr_add(struct dr_report *r, const char *id, enum dr_severity sev,
+                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void dr_evidence(struct dr_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void dr_meaning(struct dr_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void dr_action(struct dr_finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+void dr_report_release(struct dr_report *r);
+
+/* The worst severity in r (DR_OK when empty). */
+enum dr_severity dr_worst(const struct dr_report *r);
+
+/* "ok", "info", "warning", "error" */
+const char *dr_severity_key(enum dr_severity s);
+
+/* Exit status for r: 0 nothing worse than info, 1 a warning, 2 an error. */
+int dr_exit_code(const struct dr_report *r);
+
+/*
+ * The report for people: findings worst first (in the order found within a
+ * severity), each with evidence, meaning and action; ok findings one line
+ * each at the end; then a one-line summary. colour: ANSI colours.
+ */
+void dr_text(struct strbuf *sb, const struct dr_report *r, bool colour);
+
+/* The report as one JSON document, schema "gpuscope.doctor/1". */
+#define DR_JSON_SCHEMA "gpuscope.doctor/1"
+void dr_json(struct strbuf *sb, const struct dr_report *r, double time);
+
+/* The long explanation of a finding id. */
+struct dr_explain {
+	const char *id;
+	const char *title; /* what the finding is about */
+	const char *text;  /* paragraphs: causes, how to tell them apart, what to do */
+};
+
+/* The catalog entry of id, or NULL. */
+const struct dr_explain *dr_explain_find(const char *id);
+/* Every entry, in id order, ended by { NULL }. */
+extern const struct dr_explain dr_catalog[];
+
+/* What a check may read. */
+struct dr_ctx {
+	const struct gs_config *cfg;
+};
+
+/* --- checks ------------------------------------------------------------------ */
+
+/* setup.pci.*: each display-class PCI device and the kernel driver bound to it. */
+void dr_check_pci(const struct dr_ctx *ctx, struct dr_report *r);
+
+#endif

@@ -1,0 +1,136 @@
+/*
+ * Tests of the doctor's report model (severity, order, exit code, JSON) and
+ * of the PCI checks on fixture sysfs trees: each finding triggered by one
+ * fixture and cleared by another, and every id emitted in the catalog.
+ */
+#include "doctor/doctor.h"
+
+#include <string.h>
+
+#include "core/config.h"
+#include "core/strbuf.h"
+#include "harness.h"
+#include "tree.h"
+
+static size_t
+count_id(const struct dr_report *r, const char *id)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nr; i++)
+		n += !strcmp(r->f[i].id, id);
+	return n;
+}
+
+static void
+pci_on(const char *fixture, struct dr_report *r)
+{
+	char root[4096];
+	struct gs_config cfg;
+	struct dr_ctx ctx;
+
+	join(root, sizeof(root), fixtures, fixture);
+	gs_config_init(&cfg);
+	cfg.sysfs_root = root;
+	ctx.cfg = &cfg;
+	dr_check_pci(&ctx, r);
+}
+
+static void
+all_in_catalog(const struct dr_report *r, const char *what)
+{
+	for (size_t i = 0; i < r->nr; i++)
+		if (!dr_explain_find(r->f[i].id)) {
+			ok(0, "%s: '%s' has an explanation", what, r->f[i].id);
+			return;
+		}
+	ok(1, "%s: every id emitted has an explanation", what);
+}
+
+int
+main(void)
+{
+	struct dr_report r = DR_REPORT_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	struct dr_finding *f;
+
+	find_fixtures();
+
+	/* the model */
+	ok(dr_exit_code(&r) == 0 && dr_worst(&r) == DR_OK, "an empty report: exit 0");
+	dr_add(&r, "setup.pci.bound", DR_OK, "fine");
+	dr_add(&r, "setup.pci.vfio", DR_INFO, "a note");
+	ok(dr_exit_code(&r) == 0, "ok and info: exit 0");
+	f = dr_add(&r, "setup.pci.nouveau", DR_WARNING, "warn %d", 1);
+	dr_evidence(f, "read %s", "here");
+	dr_evidence(f, "and there");
+	dr_meaning(f, "it means");
+	dr_action(f, "do this");
+	ok(dr_exit_code(&r) == 1, "a warning: exit 1");
+	dr_add(&r, "setup.pci.no_driver", DR_ERROR, "bad \"quoted\"\nline");
+	ok(dr_exit_code(&r) == 2 && dr_worst(&r) == DR_ERROR, "an error: exit 2");
+	dr_text(&sb, &r, false);
+	{
+		const char *e = strstr(sb.buf, "ERROR"), *w = strstr(sb.buf, "WARN"),
+		           *i = strstr(sb.buf, "INFO"), *o = strstr(sb.buf, "ok     fine");
+
+		ok(e && w && i && o && e < w && w < i && i < o, "text: worst first, ok last");
+	}
+	ok(strstr(sb.buf, "1 error, 1 warning, 1 note, 1 ok") != NULL, "text: the summary line");
+	ok(strstr(sb.buf, "evidence read here") && strstr(sb.buf, "and there") &&
+	           strstr(sb.buf, "means    it means") && strstr(sb.buf, "do       do this"),
+	   "text: evidence, meaning and action");
+	strbuf_reset(&sb);
+	dr_json(&sb, &r, 1767225600);
+	ok(!strncmp(sb.buf, "{\"schema\":\"gpuscope.doctor/1\",\"time\":1767225600,", 48),
+	   "json: schema and time first");
+	ok(strstr(sb.buf, "\"worst\":\"error\",\"exit_code\":2") != NULL,
+	   "json: worst and exit code");
+	ok(strstr(sb.buf, "\"title\":\"bad \\\"quoted\\\"\\nline\"") != NULL,
+	   "json: strings escaped");
+	ok(strstr(sb.buf, "\"evidence\":[\"read here\",\"and there\"]") != NULL, "json: evidence");
+	ok(strstr(sb.buf, "\"meaning\":null,\"action\":null") != NULL, "json: null when absent");
+	dr_report_release(&r);
+
+	/* the catalog is in id order and complete */
+	{
+		bool sorted = true;
+
+		for (const struct dr_explain *e = dr_catalog; e->id && e[1].id; e++)
+			sorted &= strcmp(e->id, e[1].id) < 0;
+		ok(sorted, "catalog: in id order, no duplicates");
+		ok(dr_explain_find("setup.pci.nouveau") && !dr_explain_find("nope"),
+		   "catalog: found by id");
+	}
+
+	/* PCI checks on fixtures */
+	pci_on("sys-nouveau", &r);
+	ok(count_id(&r, "setup.pci.nouveau") == 1 && dr_exit_code(&r) == 1,
+	   "sys-nouveau: nouveau holds the NVIDIA card (warning)");
+	ok(r.nr && r.f[0].nr_evidence && strstr(r.f[0].evidence[0], "0000:01:00.0") &&
+	           r.f[0].action && strstr(r.f[0].action, "blacklist nouveau"),
+	   "sys-nouveau: evidence names the card, action blacklists");
+	all_in_catalog(&r, "sys-nouveau");
+	dr_report_release(&r);
+
+	pci_on("sys-unbound", &r);
+	ok(count_id(&r, "setup.pci.no_driver") == 2 && dr_exit_code(&r) == 2,
+	   "sys-unbound: two GPUs without a driver (error)");
+	ok(count_id(&r, "setup.pci.nouveau") == 0, "sys-unbound: no nouveau finding");
+	all_in_catalog(&r, "sys-unbound");
+	dr_report_release(&r);
+
+	pci_on("sys-empty", &r);
+	ok(r.nr == 1 && count_id(&r, "setup.pci.no_gpu") == 1 && dr_exit_code(&r) == 0,
+	   "sys-empty: no GPU on the bus (info)");
+	dr_report_release(&r);
+
+	pci_on("mixed/sys", &r);
+	ok(r.nr > 0 && count_id(&r, "setup.pci.bound") == r.nr && dr_exit_code(&r) == 0,
+	   "mixed: every GPU bound (%zu ok), nothing to fix", r.nr);
+	all_in_catalog(&r, "mixed");
+	dr_report_release(&r);
+
+	strbuf_release(&sb);
+	return done_testing();
+}
