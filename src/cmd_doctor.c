@@ -2,7 +2,7 @@
  * gpuscope doctor: is this machine set up right for GPU work? Runs the
  * checks of src/doctor/ and prints their findings, worst first, as text or
  * JSON; exit status 0 all ok, 1 warnings, 2 errors, 3 doctor could not run.
- * (Work in progress for issue 5: the PCI checks only so far.)
+ * (Work in progress for issue 5: the PCI and CUDA environment checks so far.)
  */
 #include "cmd.h"
 
@@ -13,7 +13,10 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "backend/collect.h"
 #include "core/config.h"
+#include "core/err.h"
+#include "core/gpu.h"
 #include "core/strbuf.h"
 #include "doctor/doctor.h"
 
@@ -25,6 +28,32 @@ doctor_usage(FILE *f)
 	fputs("usage: gpuscope doctor [--json] [--explain ID]\n"
 	      "exit status: 0 all ok, 1 warnings, 2 errors, 3 doctor could not run\n",
 	      f);
+}
+
+/*
+ * The GPUs, without processes and without a word on stderr: why there are
+ * none is for the checks to say. Returns whether snap holds a sample (it is
+ * initialised either way).
+ */
+static bool
+read_gpus(struct gs_config *cfg, struct gpu_snapshot *snap)
+{
+	struct err err = ERR_INIT;
+	struct collector *c = NULL;
+	bool ok;
+
+	gpu_snapshot_init(snap);
+	ok = collector_open(cfg, &c, &err) == 0 && collector_scan(c, &err) == 0 &&
+	     collector_sample(c, snap, 0, &err) == 0;
+	if (c)
+		collector_close(c);
+	return ok;
+}
+
+static const char *
+env_get(const char *name)
+{
+	return getenv(name);
 }
 
 static int
@@ -53,7 +82,9 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct dr_report r = DR_REPORT_INIT;
-	struct dr_ctx ctx = { cfg };
+	struct dr_ctx ctx = { cfg, NULL, env_get };
+	struct gpu_snapshot snap;
+	bool have_snap;
 	struct strbuf out = STRBUF_INIT;
 	bool json = false;
 	int c, rc;
@@ -80,7 +111,10 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		doctor_usage(stderr);
 		return DOCTOR_EXIT_FAILED;
 	}
+	have_snap = read_gpus(cfg, &snap);
+	ctx.snap = have_snap ? &snap : NULL;
 	dr_check_pci(&ctx, &r);
+	dr_check_cuda_env(&ctx, &r);
 	if (json)
 		dr_json(&out, &r, clock_now(cfg));
 	else
@@ -92,5 +126,6 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 	}
 	strbuf_release(&out);
 	dr_report_release(&r);
+	gpu_snapshot_release(&snap);
 	return rc;
 }

@@ -8,6 +8,25 @@
 #include <stddef.h>
 
 const struct dr_explain dr_catalog[] = {
+	{ "setup.cuda.device_order", "CUDA and nvidia-smi number different GPUs differently",
+	  "CUDA's default device order (CUDA_DEVICE_ORDER=FASTEST_FIRST) puts the fastest\n"
+	  "GPU first; nvidia-smi, NVML and gpuscope number GPUs by PCI bus. On a machine\n"
+	  "with different GPU models the two differ, and an index taken from\n"
+	  "nvidia-smi selects another card in CUDA. Setting CUDA_DEVICE_ORDER=PCI_BUS_ID\n"
+	  "makes CUDA follow the bus order." },
+	{ "setup.cuda.visible_devices", "What CUDA_VISIBLE_DEVICES lets CUDA see",
+	  "CUDA_VISIBLE_DEVICES restricts and renumbers the GPUs a CUDA program sees:\n"
+	  "indices in CUDA's order, GPU UUIDs (or unique prefixes), or MIG UUIDs." },
+	{ "setup.cuda.visible_devices_none", "CUDA_VISIBLE_DEVICES hides every GPU",
+	  "An empty CUDA_VISIBLE_DEVICES, or -1, leaves a CUDA program no device: it\n"
+	  "runs on the CPU or fails with 'no CUDA-capable device is detected'. Job\n"
+	  "schedulers set it for jobs that asked for no GPU; a stale export in a shell\n"
+	  "start-up file is the other usual cause." },
+	{ "setup.cuda.visible_devices_unknown",
+	  "CUDA_VISIBLE_DEVICES names a GPU that does not exist",
+	  "CUDA reads CUDA_VISIBLE_DEVICES up to the first entry that names no device\n"
+	  "and ignores the rest, so '0,5,1' on a 4-GPU machine gives one GPU, and '5'\n"
+	  "gives none. Indices count in CUDA's order (CUDA_DEVICE_ORDER)." },
 	{ "setup.pci.bound", "A GPU on the PCI bus is driven by a kernel driver",
 	  "The kernel driver bound to the GPU is read from the 'driver' link of its\n"
 	  "directory under /sys/bus/pci/devices. nvidia, amdgpu, i915 and xe are the\n"

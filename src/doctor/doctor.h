@@ -91,13 +91,23 @@ const struct dr_explain *dr_explain_find(const char *id);
 extern const struct dr_explain dr_catalog[];
 
 /* What a check may read. */
+struct gpu_snapshot;
 struct dr_ctx {
 	const struct gs_config *cfg;
+	const struct gpu_snapshot *snap; /* the GPUs found, or NULL when none could be read */
+	const char *(*getenv)(const char *name); /* the environment (getenv, or a test's) */
 };
 
 /* --- checks ------------------------------------------------------------------ */
 
 /* setup.pci.*: each display-class PCI device and the kernel driver bound to it. */
 void dr_check_pci(const struct dr_ctx *ctx, struct dr_report *r);
+
+/*
+ * setup.cuda.visible_devices*, setup.cuda.device_order: CUDA_VISIBLE_DEVICES
+ * hiding every GPU or naming one that does not exist; CUDA's device order
+ * differing from nvidia-smi's on a machine with different GPUs.
+ */
+void dr_check_cuda_env(const struct dr_ctx *ctx, struct dr_report *r);
 
 #endif

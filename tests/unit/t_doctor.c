@@ -1,13 +1,16 @@
 /*
  * Tests of the doctor's report model (severity, order, exit code, JSON) and
- * of the PCI checks on fixture sysfs trees: each finding triggered by one
- * fixture and cleared by another, and every id emitted in the catalog.
+ * of the checks: PCI on fixture sysfs trees, the CUDA environment on made-up
+ * GPUs; each finding triggered by one input and cleared by another, and
+ * every id emitted in the catalog.
  */
 #include "doctor/doctor.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/config.h"
+#include "core/gpu.h"
 #include "core/strbuf.h"
 #include "harness.h"
 #include "tree.h"
@@ -45,6 +48,86 @@ all_in_catalog(const struct dr_report *r, const char *what)
 			return;
 		}
 	ok(1, "%s: every id emitted has an explanation", what);
+}
+
+/* --- the CUDA environment, on a snapshot of made-up GPUs --------------------------- */
+
+static const char *env_cvd, *env_order;
+
+static const char *
+test_env(const char *name)
+{
+	if (!strcmp(name, "CUDA_VISIBLE_DEVICES"))
+		return env_cvd;
+	if (!strcmp(name, "CUDA_DEVICE_ORDER"))
+		return env_order;
+	return NULL;
+}
+
+static int
+env_on(const struct gpu_snapshot *s, const char *cvd, const char *order, const char *want_id)
+{
+	struct gs_config cfg;
+	struct dr_report r = DR_REPORT_INIT;
+	struct dr_ctx ctx;
+	int n;
+
+	gs_config_init(&cfg);
+	ctx.cfg = &cfg;
+	ctx.snap = s;
+	ctx.getenv = test_env;
+	env_cvd = cvd;
+	env_order = order;
+	dr_check_cuda_env(&ctx, &r);
+	n = (int)count_id(&r, want_id);
+	for (size_t i = 0; i < r.nr; i++)
+		if (!dr_explain_find(r.f[i].id))
+			n = -1;
+	dr_report_release(&r);
+	return n;
+}
+
+static void
+test_cuda_env(void)
+{
+	struct gpu_snapshot s;
+	const char *names[] = { "NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3", "NVIDIA L40S" };
+
+	gpu_snapshot_init(&s);
+	for (unsigned i = 0; i < 3; i++) {
+		struct gpu_device *d = gpu_snapshot_add_dev(&s);
+
+		d->index = i;
+		d->vendor = VENDOR_NVIDIA;
+		snprintf(d->name, sizeof(d->name), "%s", names[i]);
+		snprintf(d->uuid, sizeof(d->uuid), "GPU-%u0000000-1111-2222-3333-444444444444",
+		         i + 1);
+	}
+	ok(env_on(&s, NULL, "PCI_BUS_ID", "setup.cuda.visible_devices") == 1,
+	   "env: not set: ok, all GPUs");
+	ok(env_on(&s, "", "PCI_BUS_ID", "setup.cuda.visible_devices_none") == 1,
+	   "env: empty hides every GPU");
+	ok(env_on(&s, "-1", "PCI_BUS_ID", "setup.cuda.visible_devices_none") == 1,
+	   "env: -1 hides every GPU");
+	ok(env_on(&s, "0,2", "PCI_BUS_ID", "setup.cuda.visible_devices") == 1,
+	   "env: 0,2 names GPUs that exist");
+	ok(env_on(&s, "GPU-2,1", "PCI_BUS_ID", "setup.cuda.visible_devices") == 1,
+	   "env: a UUID prefix names a GPU");
+	ok(env_on(&s, "0,3", "PCI_BUS_ID", "setup.cuda.visible_devices_unknown") == 1,
+	   "env: index 3 of 3 GPUs does not exist");
+	ok(env_on(&s, "GPU-9", "PCI_BUS_ID", "setup.cuda.visible_devices_unknown") == 1,
+	   "env: an unknown UUID");
+	ok(env_on(&s, "0,2", NULL, "setup.cuda.device_order") == 1,
+	   "env: H100 and L40S without CUDA_DEVICE_ORDER: the order differs");
+	ok(env_on(&s, "0,2", "PCI_BUS_ID", "setup.cuda.device_order") == 0,
+	   "env: PCI_BUS_ID clears it");
+	s.nr_dev = 2; /* two H100s: the same order either way */
+	ok(env_on(&s, NULL, NULL, "setup.cuda.device_order") == 0,
+	   "env: identical GPUs: no finding");
+	s.nr_dev = 3;
+	gpu_snapshot_release(&s);
+	ok(env_on(NULL, "", NULL, "setup.cuda.visible_devices_none") == 0,
+	   "env: no NVIDIA GPU: nothing to say");
 }
 
 int
@@ -131,6 +214,7 @@ main(void)
 	all_in_catalog(&r, "mixed");
 	dr_report_release(&r);
 
+	test_cuda_env();
 	strbuf_release(&sb);
 	return done_testing();
 }
