@@ -2,7 +2,6 @@
  * gpuscope doctor: is this machine set up right for GPU work? Runs the
  * checks of src/doctor/ and prints their findings, worst first, as text or
  * JSON; exit status 0 all ok, 1 warnings, 2 errors, 3 doctor could not run.
- * (Work in progress for issue 5: the PCI and CUDA environment checks so far.)
  */
 #include "cmd.h"
 
@@ -18,14 +17,19 @@
 #include "core/err.h"
 #include "core/gpu.h"
 #include "core/strbuf.h"
+#include "core/xalloc.h"
+#include "backend/nvml_probe.h"
 #include "doctor/doctor.h"
+
+/* the newest kernel log read: enough for days of a busy machine's messages */
+#define KLOG_MAX (4u << 20)
 
 #define DOCTOR_EXIT_FAILED 3
 
 static void
 doctor_usage(FILE *f)
 {
-	fputs("usage: gpuscope doctor [--json] [--explain ID]\n"
+	fputs("usage: gpuscope doctor [--json] [--explain ID | --list]\n"
 	      "exit status: 0 all ok, 1 warnings, 2 errors, 3 doctor could not run\n",
 	      f);
 }
@@ -71,18 +75,38 @@ explain(const char *id)
 	return EXIT_OK;
 }
 
+static int
+list(void)
+{
+	size_t n = dr_catalog_list(NULL, 0);
+	const struct dr_explain **e = xcalloc(n ? n : 1, sizeof(*e));
+
+	dr_catalog_list(e, n);
+	for (size_t i = 0; i < n; i++)
+		printf("%-40s %s\n", e[i]->id, e[i]->title);
+	free(e);
+	return EXIT_OK;
+}
+
 int
 cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 {
-	enum { OPT_EXPLAIN = 256 };
+	enum { OPT_EXPLAIN = 256, OPT_LIST };
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "explain", required_argument, NULL, OPT_EXPLAIN },
+		{ "list", no_argument, NULL, OPT_LIST },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct dr_report r = DR_REPORT_INIT;
-	struct dr_ctx ctx = { cfg, NULL, env_get };
+	struct dr_ctx ctx = { 0 };
+	struct nvml_probe nvml;
+	struct strbuf klog = STRBUF_INIT;
+	char klog_why[512] = "";
+	gid_t gids[256];
+	unsigned groups[256];
+	int nr_gids;
 	struct gpu_snapshot snap;
 	bool have_snap;
 	struct strbuf out = STRBUF_INIT;
@@ -98,6 +122,8 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 			break;
 		case OPT_EXPLAIN:
 			return explain(optarg);
+		case OPT_LIST:
+			return list();
 		case 'h':
 			doctor_usage(stdout);
 			return EXIT_OK;
@@ -112,9 +138,24 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		return DOCTOR_EXIT_FAILED;
 	}
 	have_snap = read_gpus(cfg, &snap);
+	ctx.cfg = cfg;
+	ctx.getenv = env_get;
 	ctx.snap = have_snap ? &snap : NULL;
-	dr_check_pci(&ctx, &r);
-	dr_check_cuda_env(&ctx, &r);
+	nvml_probe(cfg, &nvml);
+	ctx.nvml = &nvml;
+	if (dr_klog_read(cfg, &klog, KLOG_MAX, klog_why, sizeof(klog_why)) == 0)
+		ctx.klog = klog.buf;
+	else
+		ctx.klog_why = klog_why;
+	ctx.uid = getuid();
+	ctx.gid = getgid();
+	nr_gids = getgroups(sizeof(gids) / sizeof(gids[0]), gids);
+	for (int i = 0; i < nr_gids; i++)
+		groups[i] = gids[i];
+	ctx.groups = groups;
+	ctx.nr_groups = nr_gids > 0 ? (size_t)nr_gids : 0;
+	for (const struct dr_check *chk = dr_checks; chk->name; chk++)
+		chk->run(&ctx, &r);
 	if (json)
 		dr_json(&out, &r, clock_now(cfg));
 	else
@@ -125,6 +166,7 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		rc = DOCTOR_EXIT_FAILED;
 	}
 	strbuf_release(&out);
+	strbuf_release(&klog);
 	dr_report_release(&r);
 	gpu_snapshot_release(&snap);
 	return rc;

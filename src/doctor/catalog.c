@@ -1,13 +1,16 @@
 /*
- * The long explanations of `gpuscope doctor --explain ID`, one per finding
- * id a check can emit, in id order (tests check that every id emitted is
- * here).
+ * The long explanations of `gpuscope doctor --explain ID` for the checks of
+ * check_pci.c and check_env.c, in id order (tests check that every id
+ * emitted is in the catalog); the other check files keep theirs beside
+ * their code. Also the list of checks doctor runs.
  */
 #include "doctor.h"
 
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
-const struct dr_explain dr_catalog[] = {
+const struct dr_explain dr_catalog_core[] = {
 	{ "setup.cuda.device_order", "CUDA and nvidia-smi number different GPUs differently",
 	  "CUDA's default device order (CUDA_DEVICE_ORDER=FASTEST_FIRST) puts the fastest\n"
 	  "GPU first; nvidia-smi, NVML and gpuscope number GPUs by PCI bus. On a machine\n"
@@ -69,3 +72,50 @@ const struct dr_explain dr_catalog[] = {
 	  "them to a guest. The host cannot use such a GPU while it is bound." },
 	{ NULL, NULL, NULL },
 };
+
+const struct dr_check dr_checks[] = {
+	{ "pci", dr_check_pci },
+	{ "nvidia", dr_check_nvidia },
+	{ "devices", dr_check_devices },
+	{ "cuda-env", dr_check_cuda_env },
+	{ "toolkit", dr_check_cuda_toolkit },
+	{ "python", dr_check_python },
+	{ "render", dr_check_render },
+	{ "video", dr_check_video },
+	{ NULL, NULL },
+};
+
+static const struct dr_explain *const catalogs[] = {
+	dr_catalog_core,   dr_catalog_nvidia, dr_catalog_toolkit,
+	dr_catalog_python, dr_catalog_devices, dr_catalog_render,
+};
+
+const struct dr_explain *
+dr_explain_find(const char *id)
+{
+	for (size_t i = 0; i < sizeof(catalogs) / sizeof(catalogs[0]); i++)
+		for (const struct dr_explain *e = catalogs[i]; e->id; e++)
+			if (!strcmp(e->id, id))
+				return e;
+	return NULL;
+}
+
+static int
+by_id(const void *a, const void *b)
+{
+	return strcmp((*(const struct dr_explain *const *)a)->id,
+	              (*(const struct dr_explain *const *)b)->id);
+}
+
+size_t
+dr_catalog_list(const struct dr_explain **out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(catalogs) / sizeof(catalogs[0]); i++)
+		for (const struct dr_explain *e = catalogs[i]; e->id; e++, n++)
+			if (n < max)
+				out[n] = e;
+	qsort(out, n < max ? n : max, sizeof(*out), by_id);
+	return n;
+}

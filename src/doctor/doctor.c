@@ -244,12 +244,3 @@ dr_json(struct strbuf *sb, const struct dr_report *r, double time)
 	}
 	strbuf_addstr(sb, "]}\n");
 }
-
-const struct dr_explain *
-dr_explain_find(const char *id)
-{
-	for (const struct dr_explain *e = dr_catalog; e->id; e++)
-		if (!strcmp(e->id, id))
-			return e;
-	return NULL;
-}

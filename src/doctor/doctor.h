@@ -87,16 +87,36 @@ struct dr_explain {
 
 /* The catalog entry of id, or NULL. */
 const struct dr_explain *dr_explain_find(const char *id);
-/* Every entry, in id order, ended by { NULL }. */
-extern const struct dr_explain dr_catalog[];
 
 /* What a check may read. */
 struct gpu_snapshot;
+struct nvml_probe;
 struct dr_ctx {
-	const struct gs_config *cfg;
+	const struct gs_config *cfg; /* roots: cfg->root stands for / (/dev, /etc, /usr, ...),
+	                                cfg->sysfs_root for /sys, cfg->proc_root for /proc */
 	const struct gpu_snapshot *snap; /* the GPUs found, or NULL when none could be read */
 	const char *(*getenv)(const char *name); /* the environment (getenv, or a test's) */
+	const struct nvml_probe *nvml; /* how libnvidia-ml loaded and answered, or NULL */
+	const char *klog;     /* the kernel log, one message per line, or NULL when unread */
+	const char *klog_why; /* why klog is NULL ("permission denied: ..."), or NULL */
+	/* who runs doctor (device-node access) */
+	unsigned uid, gid;
+	const unsigned *groups; /* supplementary group ids */
+	size_t nr_groups;
 };
+
+/* cfg->root joined with an absolute path ("/dev/kfd") into buf; returns buf. */
+const char *dr_path(const struct dr_ctx *ctx, char *buf, size_t size, const char *abs);
+
+/*
+ * Read the kernel log for doctor: /dev/kmsg under cfg->root (each record's
+ * "pri,seq,time,flags;" prefix taken off; a plain text file, as a fixture
+ * holds, is read as it is), the newest max bytes at most. Returns 0, or -1
+ * with why set ("permission denied (kernel.dmesg_restrict = 1)", ...).
+ */
+struct strbuf;
+int dr_klog_read(const struct gs_config *cfg, struct strbuf *out, size_t max, char *why,
+                 size_t why_size);
 
 /* --- checks ------------------------------------------------------------------ */
 
@@ -109,5 +129,44 @@ void dr_check_pci(const struct dr_ctx *ctx, struct dr_report *r);
  * differing from nvidia-smi's on a machine with different GPUs.
  */
 void dr_check_cuda_env(const struct dr_ctx *ctx, struct dr_report *r);
+
+/*
+ * setup.nvidia.*: the kernel module against the library, NVML's answer,
+ * persistence mode, compute mode, MIG; Secure Boot refusing the module.
+ */
+void dr_check_nvidia(const struct dr_ctx *ctx, struct dr_report *r);
+
+/* setup.cuda.toolkit*: CUDA toolkits installed (nvcc, libcudart) against the driver. */
+void dr_check_cuda_toolkit(const struct dr_ctx *ctx, struct dr_report *r);
+
+/*
+ * setup.python.*, setup.torch.*, setup.tensorflow.*, setup.jax.*, setup.cupy.*:
+ * the frameworks of the Python environments in use, found without running Python.
+ */
+void dr_check_python(const struct dr_ctx *ctx, struct dr_report *r);
+
+/* setup.dev.*, setup.container.*: device nodes this user can open; containers. */
+void dr_check_devices(const struct dr_ctx *ctx, struct dr_report *r);
+
+/* setup.render.*, setup.video.*: rendering (VMs, software renderers, PRIME) and video engines. */
+void dr_check_render(const struct dr_ctx *ctx, struct dr_report *r);
+void dr_check_video(const struct dr_ctx *ctx, struct dr_report *r);
+
+/* The checks in the order doctor runs them. */
+struct dr_check {
+	const char *name; /* "pci", "nvidia", ... */
+	void (*run)(const struct dr_ctx *ctx, struct dr_report *r);
+};
+extern const struct dr_check dr_checks[];
+
+/*
+ * The explanations, one array per check file, each ended by { NULL }; the
+ * catalog is their union (ids unique across them).
+ */
+extern const struct dr_explain dr_catalog_core[], dr_catalog_nvidia[], dr_catalog_toolkit[],
+        dr_catalog_python[], dr_catalog_devices[], dr_catalog_render[];
+
+/* Every entry, sorted by id, into out (up to max); returns how many there are. */
+size_t dr_catalog_list(const struct dr_explain **out, size_t max);
 
 #endif

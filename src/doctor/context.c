@@ -1,0 +1,143 @@
+/*
+ * What the checks read besides the sample model: paths under the
+ * configured root, and the kernel log.
+ */
+#include "doctor.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/strbuf.h"
+
+const char *
+dr_path(const struct dr_ctx *ctx, char *buf, size_t size, const char *abs)
+{
+	const char *root = ctx->cfg && ctx->cfg->root ? ctx->cfg->root : "/";
+	size_t len = strlen(root);
+
+	while (len > 0 && root[len - 1] == '/')
+		len--;
+	snprintf(buf, size, "%.*s%s%s", (int)len, root, *abs == '/' ? "" : "/", abs);
+	return buf;
+}
+
+/* "6,1234,5678901,-;message" -> "message"; anything else as it is */
+static const char *
+kmsg_body(const char *line, const char *end)
+{
+	const char *p = line;
+	int commas = 0;
+
+	if (p == end || !isdigit((unsigned char)*p))
+		return line;
+	for (; p < end && *p != ';'; p++) {
+		if (*p == ',')
+			commas++;
+		else if (!isdigit((unsigned char)*p) && *p != '-' && *p != '+' && *p != 'c')
+			return line;
+	}
+	return p < end && commas >= 3 ? p + 1 : line;
+}
+
+/* Keep only the newest max bytes of out, from a line start. */
+static void
+trim_front(struct strbuf *out, size_t max)
+{
+	const char *cut;
+	size_t drop;
+
+	if (out->len <= max)
+		return;
+	cut = memchr(out->buf + out->len - max, '\n', max);
+	drop = cut ? (size_t)(cut + 1 - out->buf) : out->len - max;
+	memmove(out->buf, out->buf + drop, out->len - drop);
+	strbuf_setlen(out, out->len - drop);
+}
+
+/* Append the records of text (kmsg records or plain lines), without continuation lines. */
+static void
+add_lines(struct strbuf *out, const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *body;
+
+		if (!eol)
+			eol = end;
+		if (*p != ' ' || eol == p) { /* " KEY=value" lines continue a kmsg record */
+			body = kmsg_body(p, eol);
+			if (eol > body) {
+				strbuf_add(out, body, (size_t)(eol - body));
+				strbuf_addch(out, '\n');
+			}
+		}
+		p = eol + 1;
+	}
+}
+
+int
+dr_klog_read(const struct gs_config *cfg, struct strbuf *out, size_t max, char *why,
+             size_t why_size)
+{
+	struct dr_ctx ctx = { 0 };
+	char path[4096], buf[8192];
+	struct stat st;
+	int fd;
+
+	ctx.cfg = cfg;
+	dr_path(&ctx, path, sizeof(path), "/dev/kmsg");
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == EPERM || errno == EACCES)
+			snprintf(why, why_size,
+			         "%s: permission denied (kernel.dmesg_restrict is on: run doctor as root "
+			         "to read it)",
+			         path);
+		else
+			snprintf(why, why_size, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode)) {
+		/* one record per read(); EAGAIN at the end, EPIPE when one was overwritten */
+		for (;;) {
+			ssize_t n = read(fd, buf, sizeof(buf));
+
+			if (n > 0) {
+				add_lines(out, buf, (size_t)n);
+				if (out->len > 2 * max)
+					trim_front(out, max);
+			} else if (n < 0 && (errno == EPIPE || errno == EINTR)) {
+				continue;
+			} else {
+				if (n < 0 && errno != EAGAIN) {
+					snprintf(why, why_size, "%s: %s", path, strerror(errno));
+					close(fd);
+					return -1;
+				}
+				break;
+			}
+		}
+	} else {
+		struct strbuf raw = STRBUF_INIT;
+		ssize_t n;
+
+		if (S_ISREG(st.st_mode) && (size_t)st.st_size > max)
+			lseek(fd, st.st_size - (off_t)max, SEEK_SET);
+		while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+			if (n > 0)
+				strbuf_add(&raw, buf, (size_t)n);
+		add_lines(out, raw.buf, raw.len);
+		strbuf_release(&raw);
+	}
+	close(fd);
+	trim_front(out, max);
+	return 0;
+}
