@@ -30,7 +30,12 @@ static void
 doctor_usage(FILE *f)
 {
 	fputs("usage: gpuscope doctor [--json] [--explain ID | --list]\n"
-	      "exit status: 0 all ok, 1 warnings, 2 errors, 3 doctor could not run\n",
+	      "Checks how this machine is set up for GPU work and says what to do.\n"
+	      "  -j, --json          the findings as one JSON document (schema gpuscope.doctor/1)\n"
+	      "      --explain=ID    the long explanation of a finding (ids are in the report)\n"
+	      "      --list          every finding id, with its title\n"
+	      "      --root=DIR      read /sys, /proc, /dev, /etc, /usr and home under DIR\n"
+	      "exit status: 0 all ok (notes allowed), 1 warnings, 2 errors, 3 doctor could not run\n",
 	      f);
 }
 
@@ -135,6 +140,11 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 	if (optind < argc) {
 		cmd_error("unexpected argument '%s'", argv[optind]);
 		doctor_usage(stderr);
+		return DOCTOR_EXIT_FAILED;
+	}
+	if (cfg->simulated) {
+		cmd_error("doctor checks this machine's own set-up, which --demo does not simulate: "
+		          "run 'gpuscope doctor' without --demo");
 		return DOCTOR_EXIT_FAILED;
 	}
 	have_snap = read_gpus(cfg, &snap);

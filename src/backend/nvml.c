@@ -1425,12 +1425,123 @@ const struct backend_ops backend_nvml = {
 	.close = nvml_close,
 };
 
-/* PLACEHOLDER: to be written (issue 5). */
+/* ---- doctor's probe: how the library loads and answers ---- */
+
 #include "nvml_probe.h"
+
+/* Our name for an NVML return code, for a library without nvmlErrorString. */
+static const char *
+nv_code_name(int r)
+{
+	switch (r) {
+	case NVML_ERROR_UNINITIALIZED:
+		return "Uninitialized";
+	case NVML_ERROR_NO_PERMISSION:
+		return "Insufficient Permissions";
+	case NVML_ERROR_DRIVER_NOT_LOADED:
+		return "Driver Not Loaded";
+	case NVML_ERROR_LIBRARY_NOT_FOUND:
+		return "Library Not Found";
+	case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+		return "RM has detected an NVML/RM version mismatch.";
+	case NVML_ERROR_GPU_IS_LOST:
+		return "GPU is lost";
+	case NVML_ERROR_UNKNOWN:
+		return "Unknown Error";
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * The module's version from <proc>/driver/nvidia/version: the first token
+ * after "Kernel Module" that starts with a digit, so that both "Kernel
+ * Module  590.48.01" and "Open Kernel Module for x86_64  590.48.01" give it.
+ */
+static void
+probe_module_version(const struct gs_config *cfg, char *buf, size_t size)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p;
+
+	buf[0] = '\0';
+	if (file_read(cfg->proc_root, "driver/nvidia/version", &sb, 4096, NULL) < 0)
+		goto out;
+	p = strstr(sb.buf, "Kernel Module");
+	if (!p)
+		goto out;
+	p += strlen("Kernel Module");
+	while (*p && *p != '\n') {
+		size_t len;
+
+		p += strspn(p, " \t");
+		len = strcspn(p, " \t\n");
+		if (len && *p >= '0' && *p <= '9') {
+			snprintf(buf, size, "%.*s", (int)len, p);
+			break;
+		}
+		p += len;
+	}
+out:
+	strbuf_release(&sb);
+}
+
 void
 nvml_probe(const struct gs_config *cfg, struct nvml_probe *p)
 {
-	(void)cfg;
+	struct nvml *nv = xcalloc(1, sizeof(*nv));
+	struct err err = ERR_INIT;
+	nvmlReturn_t r;
+
 	memset(p, 0, sizeof(*p));
 	p->init_rc = -1;
+	probe_module_version(cfg, p->module_version, sizeof(p->module_version));
+	nv->cfg = cfg;
+	if (load_library(nv, &err) < 0) {
+		str_copy(p->load_error, sizeof(p->load_error), err.msg);
+		goto out;
+	}
+	str_copy(p->library, sizeof(p->library), nv->path);
+	library_version(nv->path, p->library_version, sizeof(p->library_version));
+	resolve(nv);
+	if (!nv->s.init) {
+		struct strbuf sb = STRBUF_INIT;
+
+		strbuf_addf(&sb, "'%s' has no nvmlInit: it is not an NVML library", nv->path);
+		str_copy(p->load_error, sizeof(p->load_error), sb.buf);
+		strbuf_release(&sb);
+		goto out;
+	}
+	p->loaded = true;
+	r = nv->s.init();
+	p->init_rc = (int)r;
+	if (r != NVML_SUCCESS) {
+		const char *s = nv->s.error_string ? nv->s.error_string(r) : NULL;
+
+		if (!s || !*s)
+			s = nv_code_name((int)r);
+		if (s)
+			str_copy(p->init_error, sizeof(p->init_error), s);
+		else
+			snprintf(p->init_error, sizeof(p->init_error), "NVML error %d", (int)r);
+		goto out;
+	}
+	if (nv->s.driver_version &&
+	    nv->s.driver_version(p->driver_version, sizeof(p->driver_version)) != NVML_SUCCESS)
+		p->driver_version[0] = '\0';
+	if (nv->s.nvml_version &&
+	    nv->s.nvml_version(p->nvml_version, sizeof(p->nvml_version)) != NVML_SUCCESS)
+		p->nvml_version[0] = '\0';
+	if (nv->s.cuda_version) {
+		int v = 0;
+
+		if (nv->s.cuda_version(&v) == NVML_SUCCESS && v > 0)
+			p->cuda_version = v;
+	}
+	if (nv->s.shutdown)
+		nv->s.shutdown();
+out:
+	if (nv->dl)
+		dlclose(nv->dl);
+	free(nv);
 }

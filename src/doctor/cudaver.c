@@ -87,7 +87,7 @@ parse_table(void)
 			sscanf(r->cuda, "%d.%d", &r->major, &r->minor);
 			cell_driver(r->min_driver, sizeof(r->min_driver), cell[1], len[1]);
 			cell_driver(r->compat_driver, sizeof(r->compat_driver), cell[2], len[2]);
-			r->nvml = atoi(cell[3]);
+			r->nvml = (int)strtol(cell[3], NULL, 10);
 		}
 		p = eol + 1;
 	}
@@ -135,8 +135,12 @@ cuda_support(int driver_cuda, const char *driver, int major, int minor)
 	bool have_driver = driver && isdigit((unsigned char)*driver);
 	const struct cuda_release *rel;
 
-	if (!driver_cuda && have_driver)
+	if (!driver_cuda && have_driver) {
 		driver_cuda = cuda_for_driver(driver);
+		/* a readable driver older than every row predates CUDA 10.0 */
+		if (!driver_cuda)
+			return major >= 10 ? CUDA_TOO_NEW : CUDA_UNKNOWN;
+	}
 	if (!driver_cuda)
 		return CUDA_UNKNOWN;
 	if (want <= driver_cuda)
@@ -145,8 +149,16 @@ cuda_support(int driver_cuda, const char *driver, int major, int minor)
 	if (major < 11 || driver_cuda / 1000 != major)
 		return CUDA_TOO_NEW;
 	rel = cuda_release_find(major, minor);
-	if (!have_driver || !rel || !rel->compat_driver[0])
-		return CUDA_MINOR_COMPAT; /* same family: the family's floor is its x.0 driver */
+	if (!have_driver || !rel || !rel->compat_driver[0]) {
+		/*
+		 * Without the driver's version, trust the family: every driver of a
+		 * 12.x or 13.x CUDA version meets its family's floor. Not 11.0: its
+		 * drivers (450.51.0x) are below the 11.x floor of 450.80.02.
+		 */
+		if (driver_cuda == 11000 && !have_driver)
+			return CUDA_UNKNOWN;
+		return CUDA_MINOR_COMPAT;
+	}
 	return ver_cmp(driver, rel->compat_driver) >= 0 ? CUDA_MINOR_COMPAT : CUDA_TOO_NEW;
 }
 

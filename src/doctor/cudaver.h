@@ -42,7 +42,8 @@ enum cuda_support {
 /*
  * Whether a program built for CUDA major.minor runs on a driver that
  * supports CUDA driver_cuda (12040 form; 0 unknown) and has version driver
- * ("" or NULL unknown).
+ * ("" or NULL unknown). A readable driver older than every row of the
+ * table (before CUDA 10.0) makes every release CUDA_TOO_NEW.
  */
 enum cuda_support cuda_support(int driver_cuda, const char *driver, int major, int minor);
 

@@ -2,6 +2,8 @@
 # Golden-output tests: each directory here is one case.
 #   cmd            the arguments to gpuscope, on one line (shell words)
 #   env            optional KEY=VALUE lines added to the defaults below
+#   clean-env      when present, nothing of the caller's environment is kept
+#                  (doctor reads PATH, HOME, VIRTUAL_ENV, DISPLAY, ...)
 #   expected.out   stdout, expected.err stderr, expected.rc the exit code
 # In cmd and env, @O@ is the build directory and @ROOT@ the repository.
 # The run uses the fake NVML library, fixture /proc and /sys roots, a fixed
@@ -42,6 +44,11 @@ for dir in tests/golden/*/; do
 	args=$(head -n 1 "$dir/cmd" | sed -e "s|@O@|$ROOT/$O|g" -e "s|@ROOT@|$ROOT|g")
 	(
 		unset NO_COLOR FAKE_NVML_SCENARIO FAKE_NVML_LOG GPUSCOPE_NVML TERM
+		if [ -f "$dir/clean-env" ]; then
+			for v in $(env | sed -n 's/^\([A-Za-z_][A-Za-z_0-9]*\)=.*/\1/p'); do
+				unset "$v" 2>/dev/null
+			done
+		fi
 		while IFS= read -r kv; do
 			[ -n "$kv" ] && export "$kv"
 		done <"$envfile"
