@@ -143,8 +143,9 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		return DOCTOR_EXIT_FAILED;
 	}
 	if (cfg->simulated) {
-		cmd_error("doctor checks this machine's own set-up, which --demo does not simulate: "
-		          "run 'gpuscope doctor' without --demo");
+		cmd_error(
+		        "doctor checks this machine's own set-up, which --demo does not simulate: "
+		        "run 'gpuscope doctor' without --demo");
 		return DOCTOR_EXIT_FAILED;
 	}
 	have_snap = read_gpus(cfg, &snap);

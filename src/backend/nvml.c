@@ -382,7 +382,11 @@ load_library(struct nvml *nv, struct err *err)
 	return rc;
 }
 
-/* "590.48.01" from /proc/driver/nvidia/version, or "" */
+/*
+ * The module's version from <proc>/driver/nvidia/version: the first token
+ * after "Kernel Module" that starts with a digit, so that both "Kernel
+ * Module  590.48.01" and "Open Kernel Module for x86_64  590.48.01" give it.
+ */
 static void
 kernel_module_version(const struct gs_config *cfg, char *buf, size_t size)
 {
@@ -392,13 +396,20 @@ kernel_module_version(const struct gs_config *cfg, char *buf, size_t size)
 	buf[0] = '\0';
 	if (file_read(cfg->proc_root, "driver/nvidia/version", &sb, 4096, NULL) < 0)
 		goto out;
-	/* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  590.48.01  Tue ..." */
 	p = strstr(sb.buf, "Kernel Module");
-	if (p) {
-		p += strlen("Kernel Module");
-		while (*p == ' ')
-			p++;
-		snprintf(buf, size, "%.*s", (int)strcspn(p, " \n"), p);
+	if (!p)
+		goto out;
+	p += strlen("Kernel Module");
+	while (*p && *p != '\n') {
+		size_t len;
+
+		p += strspn(p, " \t");
+		len = strcspn(p, " \t\n");
+		if (len && *p >= '0' && *p <= '9') {
+			snprintf(buf, size, "%.*s", (int)len, p);
+			break;
+		}
+		p += len;
 	}
 out:
 	strbuf_release(&sb);
@@ -1453,39 +1464,6 @@ nv_code_name(int r)
 	}
 }
 
-/*
- * The module's version from <proc>/driver/nvidia/version: the first token
- * after "Kernel Module" that starts with a digit, so that both "Kernel
- * Module  590.48.01" and "Open Kernel Module for x86_64  590.48.01" give it.
- */
-static void
-probe_module_version(const struct gs_config *cfg, char *buf, size_t size)
-{
-	struct strbuf sb = STRBUF_INIT;
-	const char *p;
-
-	buf[0] = '\0';
-	if (file_read(cfg->proc_root, "driver/nvidia/version", &sb, 4096, NULL) < 0)
-		goto out;
-	p = strstr(sb.buf, "Kernel Module");
-	if (!p)
-		goto out;
-	p += strlen("Kernel Module");
-	while (*p && *p != '\n') {
-		size_t len;
-
-		p += strspn(p, " \t");
-		len = strcspn(p, " \t\n");
-		if (len && *p >= '0' && *p <= '9') {
-			snprintf(buf, size, "%.*s", (int)len, p);
-			break;
-		}
-		p += len;
-	}
-out:
-	strbuf_release(&sb);
-}
-
 void
 nvml_probe(const struct gs_config *cfg, struct nvml_probe *p)
 {
@@ -1495,7 +1473,7 @@ nvml_probe(const struct gs_config *cfg, struct nvml_probe *p)
 
 	memset(p, 0, sizeof(*p));
 	p->init_rc = -1;
-	probe_module_version(cfg, p->module_version, sizeof(p->module_version));
+	kernel_module_version(cfg, p->module_version, sizeof(p->module_version));
 	nv->cfg = cfg;
 	if (load_library(nv, &err) < 0) {
 		str_copy(p->load_error, sizeof(p->load_error), err.msg);

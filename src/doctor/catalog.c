@@ -86,7 +86,7 @@ const struct dr_check dr_checks[] = {
 };
 
 static const struct dr_explain *const catalogs[] = {
-	dr_catalog_core,   dr_catalog_nvidia, dr_catalog_toolkit,
+	dr_catalog_core,   dr_catalog_nvidia,  dr_catalog_toolkit,
 	dr_catalog_python, dr_catalog_devices, dr_catalog_render,
 };
 

@@ -811,7 +811,8 @@ no_gpu(const struct dr_ctx *ctx, struct dr_report *r, const struct container *c,
 		vendor[set_of(gpus[i].vendor)] = any = true;
 	if (!any)
 		vendor[SET_NVIDIA] = vendor[SET_AMD] = vendor[SET_INTEL] = true;
-	f = dr_add(r, "setup.container.no_gpu", DR_ERROR,
+	/* an error when the host shows a GPU; with none in sight the host may have none */
+	f = dr_add(r, "setup.container.no_gpu", nr ? DR_ERROR : DR_WARNING,
 	           "this container%s was given no GPU: no GPU device node in /dev", c->kind);
 	container_evidence(f, c);
 	dr_evidence(f, "%s: no nvidia*, no kfd, no dri/card* or dri/renderD*",

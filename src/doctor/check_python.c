@@ -868,9 +868,9 @@ dr_check_python(const struct dr_ctx *ctx, struct dr_report *r)
 		dr_evidence(f, "searched: %s", s.searched.len ? s.searched.buf : "(nothing)");
 		for (size_t i = 0; i < s.nr_in; i++)
 			dr_evidence(
-			        f,
-			        "%s: %s (%zu directories on its path, none with a GPU framework)",
-			        s.in[i].how, s.in[i].prefix, s.in[i].nr_site);
+			        f, "%s: %s (%zu director%s on its path, none with a GPU framework)",
+			        s.in[i].how, s.in[i].prefix, s.in[i].nr_site,
+			        s.in[i].nr_site == 1 ? "y" : "ies");
 	}
 	free(hidden);
 	py_scan_release(&s);

@@ -273,6 +273,15 @@ vm_no_gpu_action(struct dr_finding *f, enum hv hv)
 	}
 }
 
+/* Whether a desktop session (X11 or Wayland) is in the environment. */
+static bool
+session(const struct dr_ctx *ctx)
+{
+	const char *x = ctx->getenv("DISPLAY"), *w = ctx->getenv("WAYLAND_DISPLAY");
+
+	return (x && *x) || (w && *w);
+}
+
 static void
 check_vm(const struct dr_ctx *ctx, struct dr_report *r, const struct machine *m)
 {
@@ -294,7 +303,13 @@ check_vm(const struct dr_ctx *ctx, struct dr_report *r, const struct machine *m)
 		vm_evidence(ctx, f, m);
 		return;
 	}
-	f = dr_add(r, "setup.render.vm_no_gpu", DR_WARNING,
+	/*
+	 * A warning where something wants to draw (an emulated adapter, a
+	 * session); a note on a headless VM, whose lack of a GPU the other
+	 * checks already report.
+	 */
+	f = dr_add(r, "setup.render.vm_no_gpu",
+	           m->nr_virtual || session(ctx) ? DR_WARNING : DR_INFO,
 	           "a virtual machine (%s) without a GPU: 3D and compute run in software",
 	           hv == HV_CLOUD ? m->dmi_vendor : hv_name(hv));
 	vm_evidence(ctx, f, m);

@@ -97,10 +97,11 @@ dr_klog_read(const struct gs_config *cfg, struct strbuf *out, size_t max, char *
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == EPERM || errno == EACCES)
-			snprintf(why, why_size,
-			         "%s: permission denied (kernel.dmesg_restrict is on: run doctor as root "
-			         "to read it)",
-			         path);
+			snprintf(
+			        why, why_size,
+			        "%s: permission denied (kernel.dmesg_restrict is on: run doctor as root "
+			        "to read it)",
+			        path);
 		else
 			snprintf(why, why_size, "%s: %s", path, strerror(errno));
 		return -1;

@@ -33,10 +33,10 @@ const struct cuda_release *cuda_release_find(int major, int minor);
 int cuda_for_driver(const char *driver);
 
 enum cuda_support {
-	CUDA_UNKNOWN = 0,     /* not enough is known to say */
-	CUDA_FULL,            /* the driver supports this CUDA */
-	CUDA_MINOR_COMPAT,    /* runs through minor-version compatibility (limits apply) */
-	CUDA_TOO_NEW,         /* needs a newer driver */
+	CUDA_UNKNOWN = 0,  /* not enough is known to say */
+	CUDA_FULL,         /* the driver supports this CUDA */
+	CUDA_MINOR_COMPAT, /* runs through minor-version compatibility (limits apply) */
+	CUDA_TOO_NEW,      /* needs a newer driver */
 };
 
 /*

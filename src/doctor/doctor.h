@@ -92,11 +92,11 @@ const struct dr_explain *dr_explain_find(const char *id);
 struct gpu_snapshot;
 struct nvml_probe;
 struct dr_ctx {
-	const struct gs_config *cfg; /* roots: cfg->root stands for / (/dev, /etc, /usr, ...),
-	                                cfg->sysfs_root for /sys, cfg->proc_root for /proc */
+	const struct gs_config *cfg;     /* roots: cfg->root stands for / (/dev, /etc, /usr, ...),
+	                                    cfg->sysfs_root for /sys, cfg->proc_root for /proc */
 	const struct gpu_snapshot *snap; /* the GPUs found, or NULL when none could be read */
 	const char *(*getenv)(const char *name); /* the environment (getenv, or a test's) */
-	const struct nvml_probe *nvml; /* how libnvidia-ml loaded and answered, or NULL */
+	const struct nvml_probe *nvml;           /* how libnvidia-ml loaded and answered, or NULL */
 	const char *klog;     /* the kernel log, one message per line, or NULL when unread */
 	const char *klog_why; /* why klog is NULL ("permission denied: ..."), or NULL */
 	/* who runs doctor (device-node access) */

@@ -367,6 +367,20 @@ add_site(struct py_scan *s, struct py_interp *in, const char *dir, enum py_site_
  * dir/python3.X/<leaf> for each python3.X in dir (only pyver's when known),
  * newest first.
  */
+/* Add item to the list of places searched, once. */
+static void
+add_searched(struct py_scan *s, const char *item)
+{
+	size_t len = strlen(item);
+
+	for (const char *p = s->searched.buf; (p = strstr(p, item)) != NULL; p++)
+		if ((p == s->searched.buf || p[-1] == ' ') && (p[len] == ',' || !p[len]))
+			return;
+	if (s->searched.len)
+		strbuf_addstr(&s->searched, ", ");
+	strbuf_addstr(&s->searched, item);
+}
+
 static void
 add_versioned(struct py_scan *s, struct py_interp *in, const char *dir, const char *leaf,
               enum py_site_kind kind)
@@ -376,8 +390,9 @@ add_versioned(struct py_scan *s, struct py_interp *in, const char *dir, const ch
 	DIR *d;
 	struct dirent *e;
 
-	strbuf_addf(&s->searched, "%s%s/python3.%s/%s", s->searched.len ? ", " : "", dir,
-	            in->pyver[0] ? in->pyver + 2 : "*", leaf);
+	snprintf(path, sizeof(path), "%s/python3.%s/%s", dir, in->pyver[0] ? in->pyver + 2 : "*",
+	         leaf);
+	add_searched(s, path);
 	if (in->pyver[0]) {
 		snprintf(path, sizeof(path), "%s/python%s/%s", dir, in->pyver, leaf);
 		add_site(s, in, path, kind);
@@ -456,7 +471,7 @@ add_system_sites(struct py_scan *s, struct py_interp *in, const char *root)
 	env_path(dir, sizeof(dir), root, "/usr/local/lib");
 	add_versioned(s, in, dir, "dist-packages", PY_SITE_SYSTEM);
 	env_path(dir, sizeof(dir), root, "/usr/lib/python3/dist-packages");
-	strbuf_addf(&s->searched, ", %s", dir);
+	add_searched(s, dir);
 	add_site(s, in, dir, PY_SITE_SYSTEM);
 	env_path(dir, sizeof(dir), root, "/usr/lib");
 	add_versioned(s, in, dir, "dist-packages", PY_SITE_SYSTEM);
@@ -645,7 +660,81 @@ add_interp(struct py_scan *s, const char *root, const char *prefix, const char *
 	strbuf_release(&cfg);
 }
 
-/* The first python3 on PATH (under root); its prefix is the directory above bin/. */
+/* The first word of the first line of file (a pyenv version file) into buf. */
+static bool
+first_word(const char *file, char *buf, size_t size)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p;
+	size_t len;
+
+	if (file_read(NULL, file, &sb, 4096, NULL) < 0) {
+		strbuf_release(&sb);
+		return false;
+	}
+	p = sb.buf + strspn(sb.buf, " \t\r\n");
+	len = strcspn(p, " \t\r\n:");
+	snprintf(buf, size, "%.*s", (int)len, p);
+	strbuf_release(&sb);
+	return len > 0;
+}
+
+/*
+ * pyenv: PATH finds a shim (<pyenv root>/shims/python3, a shell script),
+ * and pyenv picks the interpreter from PYENV_VERSION, a .python-version
+ * file in the working directory or above it, or <pyenv root>/version.
+ * Fills prefix with <pyenv root>/versions/<version> and returns 1; returns
+ * 0 for "system" (the next python3 on PATH is the one), -1 when shims is
+ * no pyenv's.
+ */
+static int
+pyenv_prefix(char *prefix, size_t size, const char *shims, const char *root,
+             const char *(*getenv_fn)(const char *))
+{
+	char top[PATH_MAX], file[PATH_MAX + 32], ver[128] = "";
+	const char *v = getenv_fn("PYENV_VERSION");
+	char *slash;
+
+	snprintf(top, sizeof(top), "%s", shims);
+	slash = strrchr(top, '/');
+	if (!slash || strcmp(slash, "/shims") != 0)
+		return -1;
+	*slash = '\0';
+	snprintf(file, sizeof(file), "%s/versions", top);
+	if (!is_dir(file))
+		return -1;
+	if (v && *v)
+		snprintf(ver, sizeof(ver), "%.*s", (int)strcspn(v, ":"), v);
+	if (!ver[0] && !*root) { /* the working directory is the real machine's */
+		char cwd[PATH_MAX];
+
+		if (getcwd(cwd, sizeof(cwd) - 20)) {
+			for (;;) {
+				char *end;
+
+				snprintf(file, sizeof(file), "%s/.python-version", cwd);
+				if (first_word(file, ver, sizeof(ver)) ||
+				    !(end = strrchr(cwd, '/')) || end == cwd)
+					break;
+				*end = '\0';
+			}
+		}
+	}
+	if (!ver[0]) {
+		snprintf(file, sizeof(file), "%s/version", top);
+		first_word(file, ver, sizeof(ver));
+	}
+	if (!ver[0] || !strcmp(ver, "system") || strchr(ver, '/'))
+		return 0;
+	if ((size_t)snprintf(prefix, size, "%s/versions/%s", top, ver) >= size)
+		return 0;
+	return is_dir(prefix) ? 1 : 0;
+}
+
+/*
+ * The first python3 on PATH (under root); its prefix is the directory above
+ * bin/ (a pyenv shim: the version pyenv would run).
+ */
 static bool
 python_on_path(char *prefix, size_t size, const char *root, const char *(*getenv_fn)(const char *))
 {
@@ -661,9 +750,17 @@ python_on_path(char *prefix, size_t size, const char *root, const char *(*getenv
 			snprintf(exe, sizeof(exe), "%s/python3", full);
 			if (is_file(exe)) {
 				char *slash;
+				int shim;
 
 				while (strlen(full) > 1 && full[strlen(full) - 1] == '/')
 					full[strlen(full) - 1] = '\0';
+				shim = pyenv_prefix(prefix, size, full, root, getenv_fn);
+				if (shim == 1)
+					return true;
+				if (shim == 0) { /* pyenv's "system": the next python3 on PATH */
+					p += len + (p[len] == ':');
+					continue;
+				}
 				slash = strrchr(full, '/');
 				if (slash && slash != full)
 					*slash = '\0';

@@ -24,7 +24,7 @@ struct machine {
 	int nvidia, amd;    /* devices in the snapshot */
 	const char *driver; /* NVML's driver version, NULL: NVML did not answer */
 	int cuda;           /* NVML's CUDA version */
-	const char *venv, *conda, *path, *home, *nousersite, *pythonpath;
+	const char *venv, *conda, *path, *home, *nousersite, *pythonpath, *pyenv_version;
 };
 
 static const struct machine *cur;
@@ -44,6 +44,8 @@ test_env(const char *name)
 		return cur->nousersite;
 	if (!strcmp(name, "PYTHONPATH"))
 		return cur->pythonpath;
+	if (!strcmp(name, "PYENV_VERSION"))
+		return cur->pyenv_version;
 	return NULL;
 }
 
@@ -420,6 +422,38 @@ put(const char *base, const char *rel, const char *text)
 #define SP       "lib/python3.11/site-packages/"
 #define VENV_CFG "home = /usr/bin\ninclude-system-site-packages = %s\nversion = 3.11.9\n"
 
+/* PATH finds pyenv's shim: the interpreter is the version pyenv would pick. */
+static void
+test_pyenv_shim(void)
+{
+	char root[PATH_MAX], pyenv[PATH_MAX];
+	const struct dr_finding *f;
+	struct machine m = { .nvidia = 1, .driver = R550 };
+
+	join(root, sizeof(root), tmp_dir, "pyenv-root");
+	join(pyenv, sizeof(pyenv), root, "home/u/.pyenv");
+	put(pyenv, "shims/python3", "#!/usr/bin/env bash\nexec pyenv exec python3 \"$@\"\n");
+	put(pyenv, "version", "3.11.7\n");
+	put(pyenv, "versions/3.11.7/bin/python3", "");
+	put(pyenv, "versions/3.11.7/" SP "torch/version.py",
+	    "__version__ = '2.5.1+cpu'\ncuda = None\nhip = None\n");
+	put(pyenv, "versions/3.12.1/bin/python3", "");
+	m.root = root;
+	m.path = "/home/u/.pyenv/shims:/usr/bin";
+	m.home = "/home/u";
+	on(&m);
+	f = find_id(&R, "setup.torch.cpu_only");
+	ok(f && evidence_has(f, "versions/3.11.7/"),
+	   "pyenv: the shim on PATH leads to the version in ~/.pyenv/version (3.11.7)");
+	m.pyenv_version = "3.12.1";
+	on(&m);
+	ok(!find_id(&R, "setup.torch.cpu_only"), "pyenv: PYENV_VERSION=3.12.1 (no torch) wins");
+	m.pyenv_version = "system";
+	on(&m);
+	ok(!find_id(&R, "setup.torch.cpu_only"),
+	   "pyenv: 'system' means the next python3 on PATH, not the shim's versions");
+}
+
 static void
 test_made_trees(void)
 {
@@ -557,6 +591,7 @@ test_made_trees(void)
 	on(&m);
 	ok(!find_id(&R, "setup.python.none"), "a framework found: no setup.python.none");
 
+	test_pyenv_shim();
 	rm_tree(tmp_dir);
 }
 
