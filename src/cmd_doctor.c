@@ -72,7 +72,7 @@ explain(const char *id)
 
 	if (!e) {
 		cmd_error(
-		        "no finding is called '%s'; the ids are in the report ('gpuscope doctor')",
+		        "no finding is called '%s': 'gpuscope doctor --list' lists them",
 		        id);
 		return DOCTOR_EXIT_FAILED;
 	}
@@ -148,6 +148,7 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		        "run 'gpuscope doctor' without --demo");
 		return DOCTOR_EXIT_FAILED;
 	}
+	cfg->want_procs = false; /* part 1 checks the set-up, not who uses the GPUs */
 	have_snap = read_gpus(cfg, &snap);
 	ctx.cfg = cfg;
 	ctx.getenv = env_get;
@@ -167,6 +168,7 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 	ctx.nr_groups = nr_gids > 0 ? (size_t)nr_gids : 0;
 	for (const struct dr_check *chk = dr_checks; chk->name; chk++)
 		chk->run(&ctx, &r);
+	dr_report_unroot(&r, cfg->root);
 	if (json)
 		dr_json(&out, &r, clock_now(cfg));
 	else

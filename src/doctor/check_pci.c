@@ -12,6 +12,8 @@
 #include "../backend/pci.h"
 #include "../core/config.h"
 #include "../core/err.h"
+#include "../core/strbuf.h"
+#include "../core/xalloc.h"
 
 static const char *
 vendor_name(unsigned vendor)
@@ -53,7 +55,8 @@ add_evidence(struct dr_finding *f, const struct dr_ctx *ctx, const struct pci_gp
 	            g->driver[0] ? g->driver : "(none: no 'driver' link)");
 }
 
-static void
+/* Report what is wrong with g; false when nothing is (a GPU bound to its driver). */
+static bool
 check_one(const struct dr_ctx *ctx, struct dr_report *r, const struct pci_gpu *g)
 {
 	const char *v = vendor_name(g->vendor);
@@ -81,7 +84,7 @@ check_one(const struct dr_ctx *ctx, struct dr_report *r, const struct pci_gpu *g
 			        "not bind (missing firmware is the usual cause).",
 			        vendor_driver(g->vendor),
 			        g->vendor == PCI_VENDOR_INTEL ? "i915" : vendor_driver(g->vendor));
-		return;
+		return true;
 	}
 	if (g->vendor == PCI_VENDOR_NVIDIA &&
 	    (!strcmp(g->driver, "nouveau") || !strcmp(g->driver, "nova_core"))) {
@@ -101,7 +104,7 @@ check_one(const struct dr_ctx *ctx, struct dr_report *r, const struct pci_gpu *g
 		        "'sudo update-initramfs -u' (Debian, Ubuntu) or 'sudo dracut --force' "
 		        "(Fedora, RHEL), and reboot. If it is not installed, install it first.",
 		        g->driver, g->driver, g->driver, g->driver);
-		return;
+		return true;
 	}
 	if (!strcmp(g->driver, "vfio-pci")) {
 		f = dr_add(r, "setup.pci.vfio", DR_INFO,
@@ -112,7 +115,7 @@ check_one(const struct dr_ctx *ctx, struct dr_report *r, const struct pci_gpu *g
 		              "programs on this host cannot use it.");
 		dr_action(f, "Nothing, if it is meant for a VM. Otherwise remove its id from "
 		             "vfio-pci.ids= (kernel command line or /etc/modprobe.d) and reboot.");
-		return;
+		return true;
 	}
 	if (g->vendor == PCI_VENDOR_AMD && !strcmp(g->driver, "radeon")) {
 		f = dr_add(r, "setup.pci.radeon", DR_INFO,
@@ -123,11 +126,44 @@ check_one(const struct dr_ctx *ctx, struct dr_report *r, const struct pci_gpu *g
 		dr_action(f, "For a GCN 1.0 or 1.1 card, amdgpu can take over: boot with "
 		             "'radeon.si_support=0 amdgpu.si_support=1' (or cik_support for GCN "
 		             "1.1). Older cards stay on radeon.");
-		return;
+		return true;
 	}
-	f = dr_add(r, "setup.pci.bound", DR_OK, "the %s GPU at %s is driven by %s", v, g->addr,
-	           g->driver);
-	add_evidence(f, ctx, g);
+	return false;
+}
+
+/* One ok line for the GPUs of a vendor bound to the same driver. */
+static void
+report_bound(const struct dr_ctx *ctx, struct dr_report *r, const struct pci_gpu *gpus,
+             size_t nr, const bool *done)
+{
+	bool *said = xcalloc(nr ? nr : 1, sizeof(*said));
+
+	for (size_t i = 0; i < nr; i++) {
+		struct strbuf addrs = STRBUF_INIT;
+		struct dr_finding *f;
+		size_t n = 0;
+
+		if (done[i] || said[i])
+			continue;
+		for (size_t j = i; j < nr; j++)
+			if (!done[j] && !said[j] && gpus[j].vendor == gpus[i].vendor &&
+			    !strcmp(gpus[j].driver, gpus[i].driver)) {
+				strbuf_addf(&addrs, "%s%s", n++ ? ", " : "", gpus[j].addr);
+				said[j] = true;
+			}
+		if (n == 1)
+			f = dr_add(r, "setup.pci.bound", DR_OK, "the %s GPU at %s is driven by %s",
+			           vendor_name(gpus[i].vendor), addrs.buf, gpus[i].driver);
+		else
+			f = dr_add(r, "setup.pci.bound", DR_OK, "%zu %s GPUs (%s) are driven by %s", n,
+			           vendor_name(gpus[i].vendor), addrs.buf, gpus[i].driver);
+		for (size_t j = i; j < nr; j++)
+			if (!done[j] && gpus[j].vendor == gpus[i].vendor &&
+			    !strcmp(gpus[j].driver, gpus[i].driver))
+				add_evidence(f, ctx, &gpus[j]);
+		strbuf_release(&addrs);
+	}
+	free(said);
 }
 
 void
@@ -155,7 +191,13 @@ dr_check_pci(const struct dr_ctx *ctx, struct dr_report *r)
 		          "In a virtual machine, pass a GPU through to it; in a container, start "
 		          "it with the GPU (docker run --gpus all, or the device plugin).");
 	}
-	for (size_t i = 0; i < nr; i++)
-		check_one(ctx, r, &gpus[i]);
+	{
+		bool *done = xcalloc(nr ? nr : 1, sizeof(*done));
+
+		for (size_t i = 0; i < nr; i++)
+			done[i] = check_one(ctx, r, &gpus[i]);
+		report_bound(ctx, r, gpus, nr, done);
+		free(done);
+	}
 	free(gpus);
 }

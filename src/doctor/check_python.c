@@ -841,6 +841,7 @@ dr_check_python(const struct dr_ctx *ctx, struct dr_report *r)
 	const char *root = ctx->cfg && ctx->cfg->root ? ctx->cfg->root : "/";
 
 	py_scan(&s, root, ctx->getenv ? ctx->getenv : env_or_null);
+	py_scan_show_under(&s, root);
 	gpu_env_read(ctx, &g);
 	hidden = xcalloc(s.nr_site + 1, sizeof(*hidden));
 	check_shadowed(r, &s, hidden);

@@ -768,18 +768,112 @@ struct vendor_sum {
 	char render[32]; /* "renderD128": its render node, when known */
 };
 
+/*
+ * GPUs of one model with the same engines make one finding ("GPUs 0-7
+ * (NVIDIA H100 80GB HBM3): ..."), not one each.
+ */
+enum eng_kind { EK_ENGINES, EK_NO_NVENC, EK_NONE };
+
+struct eng_group {
+	enum eng_kind kind;
+	enum gpu_vendor vendor;
+	char name[96];
+	bool enc, dec;
+	struct strbuf gpus;     /* "0, 1, 2" */
+	struct strbuf evidence; /* lines, '\n'-separated, each once */
+	unsigned n;
+};
+
+static void
+group_add(struct eng_group *g, size_t *nr, size_t max, enum eng_kind kind,
+          const struct gpu_device *d, size_t index, const struct engines *e)
+{
+	struct eng_group *x = NULL;
+
+	for (size_t i = 0; i < *nr; i++)
+		if (g[i].kind == kind && g[i].vendor == d->vendor && g[i].enc == e->enc &&
+		    g[i].dec == e->dec && !strcmp(g[i].name, d->name))
+			x = &g[i];
+	if (!x) {
+		if (*nr == max)
+			return;
+		x = &g[(*nr)++];
+		memset(x, 0, sizeof(*x));
+		x->kind = kind;
+		x->vendor = d->vendor;
+		snprintf(x->name, sizeof(x->name), "%s", d->name);
+		x->enc = e->enc;
+		x->dec = e->dec;
+		strbuf_init(&x->gpus, 32);
+		strbuf_init(&x->evidence, 128);
+	}
+	strbuf_addf(&x->gpus, "%s%zu", x->n++ ? ", " : "", index);
+	if (!strstr(x->evidence.buf, e->how))
+		strbuf_addf(&x->evidence, "%s\n", e->how);
+}
+
+static void
+group_emit(struct dr_report *r, struct eng_group *g)
+{
+	const char *w = engine_words(g->vendor), *bar = strchr(w, '|');
+	const char *name = g->name[0] ? g->name : vendor_key(g->vendor);
+	char gpus[160];
+	struct dr_finding *f;
+
+	snprintf(gpus, sizeof(gpus), "GPU%s %s (%s)", g->n == 1 ? "" : "s", g->gpus.buf, name);
+	switch (g->kind) {
+	case EK_NO_NVENC:
+		f = dr_add(r, "setup.video.no_nvenc", DR_INFO, "%s %s %sno NVENC encoder", gpus,
+		           g->n == 1 ? "has" : "have", g->dec ? "NVDEC decoders but " : "");
+		dr_evidence(f, "NVML: name '%s': a data-centre model without NVENC", g->name);
+		if (g->dec)
+			dr_evidence(f, "NVML: decoder utilisation readable");
+		break;
+	case EK_NONE:
+		f = dr_add(r, "setup.video.no_engines", DR_INFO,
+		           "%s: no video encoder or decoder reported", gpus);
+		break;
+	default:
+		f = dr_add(r, "setup.video.engines", DR_OK, "%s: %.*s%s%s", gpus,
+		           g->enc ? (int)(bar - w) : 0, w, g->enc && g->dec ? ", " : "",
+		           g->dec ? bar + 1 : "");
+		break;
+	}
+	for (const char *p = g->kind == EK_NO_NVENC ? "" : g->evidence.buf; *p;) {
+		const char *eol = strchr(p, '\n');
+
+		dr_evidence(f, "%.*s", (int)(eol - p), p);
+		p = eol + 1;
+	}
+	if (g->kind == EK_NO_NVENC) {
+		dr_meaning(f, "NVIDIA's data-centre GPUs (A100, A30, H100, H200, B200 and their "
+		              "kin) have video decoders (NVDEC, NVJPG) but no video encoder: "
+		              "h264_nvenc and hevc_nvenc fail on them ('No capable devices found' / "
+		              "'OpenEncodeSessionEx failed'). NVML still reads an encoder "
+		              "utilisation of 0 %% on them.");
+		dr_action(f, "Decode on the GPU and encode on the CPU ('ffmpeg -hwaccel cuda -i "
+		             "in.mp4 -c:v libx264 out.mp4'), or encode on a GPU with NVENC (L4, "
+		             "L40S, A10, RTX).");
+	} else if (g->kind == EK_NONE) {
+		dr_meaning(f, "NVML reads no encoder or decoder use on this GPU: it has none (some "
+		              "compute-only and mining boards), or the driver hides them (a vGPU "
+		              "profile without video, MIG).");
+	}
+	strbuf_release(&g->gpus);
+	strbuf_release(&g->evidence);
+}
+
 static void
 check_engines(const struct dr_ctx *ctx, struct dr_report *r, struct vendor_sum sum[3])
 {
 	const struct gpu_snapshot *s = ctx->snap;
+	struct eng_group groups[16];
+	size_t nr_groups = 0;
 
 	for (size_t i = 0; s && i < s->nr_dev; i++) {
 		const struct gpu_device *d = &s->dev[i];
 		struct vendor_sum *vs;
-		struct dr_finding *f;
 		struct engines e;
-		char enc[40], dec[40];
-		const char *w = engine_words(d->vendor), *bar = strchr(w, '|');
 
 		if (d->vendor == VENDOR_NVIDIA)
 			vs = &sum[0];
@@ -795,50 +889,33 @@ check_engines(const struct dr_ctx *ctx, struct dr_report *r, struct vendor_sum s
 		if (d->vendor == VENDOR_NVIDIA)
 			vs->nvidia_driver = true;
 		engines_of(ctx, d, &e);
-		snprintf(enc, sizeof(enc), "%.*s", (int)(bar - w), w);
-		snprintf(dec, sizeof(dec), "%s", bar + 1);
-		if (d->vendor == VENDOR_NVIDIA && !e.enc && datacentre_no_nvenc(d->name)) {
+		/*
+		 * By the model: NVML reads encoder utilisation (0 %) on these GPUs
+		 * too (nvidia-smi -q on an H100 shows "Encoder : 0 %"), so a
+		 * readable counter does not mean an NVENC engine.
+		 */
+		if (d->vendor == VENDOR_NVIDIA && datacentre_no_nvenc(d->name)) {
 			vs->known = true;
 			vs->dec |= e.dec;
-			f = dr_add(r, "setup.video.no_nvenc", DR_INFO,
-			           "GPU %zu (%s) has %sno NVENC encoder", i, d->name,
-			           e.dec ? "NVDEC decoders but " : "");
-			dr_evidence(f, "%s", e.how);
-			dr_meaning(f,
-			           "NVIDIA's data-centre GPUs (A100, A30, H100, H200, B200 and "
-			           "their kin) have video decoders (NVDEC, NVJPG) but no video "
-			           "encoder: h264_nvenc and hevc_nvenc fail on them ('No capable "
-			           "devices found' / 'OpenEncodeSessionEx failed').");
-			dr_action(f,
-			          "Decode on the GPU and encode on the CPU ('ffmpeg -hwaccel cuda "
-			          "-i in.mp4 -c:v libx264 out.mp4'), or encode on a GPU with NVENC "
-			          "(L4, L40S, A10, RTX).");
+			e.enc = false;
+			group_add(groups, &nr_groups, 16, EK_NO_NVENC, d, i, &e);
 			continue;
 		}
 		vs->no_nvenc = false;
 		if (!e.enc && !e.dec) {
 			if (d->vendor == VENDOR_NVIDIA && d->state == DEV_OK) {
 				vs->known = true;
-				f = dr_add(r, "setup.video.no_engines", DR_INFO,
-				           "GPU %zu (%s): no video encoder or decoder reported", i,
-				           d->name);
-				dr_evidence(f, "%s", e.how);
-				dr_meaning(
-				        f,
-				        "NVML reads no encoder or decoder use on this GPU: it has "
-				        "none (some compute-only and mining boards), or the driver "
-				        "hides them (a vGPU profile without video, MIG).");
+				group_add(groups, &nr_groups, 16, EK_NONE, d, i, &e);
 			}
 			continue;
 		}
 		vs->known = true;
 		vs->enc |= e.enc;
 		vs->dec |= e.dec;
-		f = dr_add(r, "setup.video.engines", DR_OK, "GPU %zu (%s): %s%s%s", i,
-		           d->name[0] ? d->name : vendor_key(d->vendor), e.enc ? enc : "",
-		           e.enc && e.dec ? ", " : "", e.dec ? dec : "");
-		dr_evidence(f, "%s", e.how);
+		group_add(groups, &nr_groups, 16, EK_ENGINES, d, i, &e);
 	}
+	for (size_t i = 0; i < nr_groups; i++)
+		group_emit(r, &groups[i]);
 }
 
 /* --- findings about ffmpeg ---------------------------------------------------------------- */
@@ -967,7 +1044,7 @@ ffmpeg_vaapi(struct dr_report *r, const struct ffmpeg *ff, const struct vendor_s
 
 static void
 check_nvidia_libs(const struct dr_ctx *ctx, struct dr_report *r, const struct vendor_sum *vs,
-                  unsigned machine)
+                  unsigned machine, bool ffmpeg)
 {
 	static const char *const libs[] = { "libnvidia-encode.so.1", "libnvcuvid.so.1" };
 	const char *caps = ctx->getenv("NVIDIA_DRIVER_CAPABILITIES");
@@ -999,7 +1076,8 @@ check_nvidia_libs(const struct dr_ctx *ctx, struct dr_report *r, const struct ve
 		snprintf(branch, sizeof(branch), "%.*s",
 		         (int)strcspn(ctx->snap->nvidia.driver_version, "."),
 		         ctx->snap->nvidia.driver_version);
-	f = dr_add(r, "setup.video.nvidia_libs_missing", DR_WARNING,
+	/* a warning where an ffmpeg would use them; a note on a machine without one */
+	f = dr_add(r, "setup.video.nvidia_libs_missing", ffmpeg ? DR_WARNING : DR_INFO,
 	           "%s not found: NVENC/NVDEC cannot be opened", missing.buf);
 	dr_evidence(f, "searched LD_LIBRARY_PATH, ld.so.conf and the default directories: %s",
 	            searched.buf);
@@ -1181,7 +1259,7 @@ dr_check_video(const struct dr_ctx *ctx, struct dr_report *r)
 			ffmpeg_vaapi(r, ff, &sum[2], true);
 	}
 	if (sum[0].nr && sum[0].nvidia_driver)
-		check_nvidia_libs(ctx, r, &sum[0], ff->machine);
+		check_nvidia_libs(ctx, r, &sum[0], ff->machine, ff->on_path);
 	if (sum[1].nr)
 		check_va_driver(ctx, r, false, ff->machine);
 	if (sum[2].nr)

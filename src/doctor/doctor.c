@@ -244,3 +244,61 @@ dr_json(struct strbuf *sb, const struct dr_report *r, double time)
 	}
 	strbuf_addstr(sb, "]}\n");
 }
+
+/* s with every "<root>/" made "/", or NULL when it holds none. */
+static char *
+unrooted(const char *s, const char *root, size_t len)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p = s, *hit;
+
+	for (;;) {
+		hit = strstr(p, root);
+		while (hit && hit[len] != '/')
+			hit = strstr(hit + 1, root);
+		if (!hit)
+			break;
+		strbuf_add(&sb, p, (size_t)(hit - p));
+		p = hit + len;
+	}
+	if (p == s) {
+		strbuf_release(&sb);
+		return NULL;
+	}
+	strbuf_addstr(&sb, p);
+	return strbuf_detach(&sb, NULL);
+}
+
+static void
+unroot_str(char **s, const char *root, size_t len)
+{
+	char *n = *s ? unrooted(*s, root, len) : NULL;
+
+	if (n) {
+		free(*s);
+		*s = n;
+	}
+}
+
+void
+dr_report_unroot(struct dr_report *r, const char *root)
+{
+	size_t len = root ? strlen(root) : 0;
+	char *copy;
+
+	while (len > 0 && root[len - 1] == '/')
+		len--;
+	if (!len)
+		return;
+	copy = xstrndup(root, len);
+	for (size_t i = 0; i < r->nr; i++) {
+		struct dr_finding *f = &r->f[i];
+
+		unroot_str(&f->title, copy, len);
+		unroot_str(&f->meaning, copy, len);
+		unroot_str(&f->action, copy, len);
+		for (size_t j = 0; j < f->nr_evidence; j++)
+			unroot_str(&f->evidence[j], copy, len);
+	}
+	free(copy);
+}

@@ -58,6 +58,12 @@ void dr_action(struct dr_finding *f, const char *fmt, ...) __attribute__((format
 
 void dr_report_release(struct dr_report *r);
 
+/*
+ * Name paths as the machine does: every "<root>/" in r's strings becomes
+ * "/" (for a report on a tree under --root). root "/" changes nothing.
+ */
+void dr_report_unroot(struct dr_report *r, const char *root);
+
 /* The worst severity in r (DR_OK when empty). */
 enum dr_severity dr_worst(const struct dr_report *r);
 

@@ -811,6 +811,43 @@ py_scan(struct py_scan *s, const char *root, const char *(*getenv_fn)(const char
 		strbuf_addf(&s->searched, "%s%s (none)", s->searched.len ? ", " : "", path);
 }
 
+static void
+strip_root(char *path, const char *root, size_t len)
+{
+	if (!strncmp(path, root, len) && path[len] == '/')
+		memmove(path, path + len, strlen(path + len) + 1);
+}
+
+void
+py_scan_show_under(struct py_scan *s, const char *root)
+{
+	size_t len = root ? strlen(root) : 0;
+	struct strbuf out = STRBUF_INIT;
+
+	while (len > 0 && root[len - 1] == '/')
+		len--;
+	if (!len)
+		return;
+	for (size_t i = 0; i < s->nr_site; i++)
+		strip_root(s->site[i].dir, root, len);
+	for (size_t i = 0; i < s->nr_in; i++)
+		strip_root(s->in[i].prefix, root, len);
+	for (const char *p = s->searched.buf; *p;) {
+		const char *hit = strstr(p, root);
+
+		while (hit && hit[len] != '/')
+			hit = strstr(hit + 1, root);
+		if (!hit) {
+			strbuf_addstr(&out, p);
+			break;
+		}
+		strbuf_add(&out, p, (size_t)(hit - p));
+		p = hit + len;
+	}
+	strbuf_release(&s->searched);
+	s->searched = out;
+}
+
 void
 py_scan_release(struct py_scan *s)
 {

@@ -123,6 +123,13 @@ struct py_scan {
 void py_scan(struct py_scan *s, const char *root, const char *(*getenv_fn)(const char *));
 void py_scan_release(struct py_scan *s);
 
+/*
+ * Take root off the front of every directory in s (and of the places in
+ * searched), so that reports name them as the machine does: /usr/lib/...,
+ * not <root>/usr/lib/... For after py_scan(), once nothing is read.
+ */
+void py_scan_show_under(struct py_scan *s, const char *root);
+
 /* Does the site hold any framework doctor knows? */
 bool py_site_has_framework(const struct py_site *site);
 

@@ -46,7 +46,10 @@ for dir in tests/golden/*/; do
 		unset NO_COLOR FAKE_NVML_SCENARIO FAKE_NVML_LOG GPUSCOPE_NVML TERM
 		if [ -f "$dir/clean-env" ]; then
 			for v in $(env | sed -n 's/^\([A-Za-z_][A-Za-z_0-9]*\)=.*/\1/p'); do
-				unset "$v" 2>/dev/null
+				case $v in
+				*SAN_OPTIONS) ;; # the sanitizers' settings stay
+				*) unset "$v" 2>/dev/null ;;
+				esac
 			done
 		fi
 		while IFS= read -r kv; do

@@ -175,6 +175,17 @@ main(void)
 	ok(strstr(sb.buf, "\"meaning\":null,\"action\":null") != NULL, "json: null when absent");
 	dr_report_release(&r);
 
+	/* paths under --root are named as the machine names them */
+	f = dr_add(&r, "setup.pci.bound", DR_OK, "/x/root/dev/kfd and /x/rootless");
+	dr_evidence(f, "/x/root/sys/bus/pci: /x/root");
+	dr_report_unroot(&r, "/x/root/");
+	ok(!strcmp(r.f[0].title, "/dev/kfd and /x/rootless") &&
+	           !strcmp(r.f[0].evidence[0], "/sys/bus/pci: /x/root"),
+	   "unroot: <root>/ becomes /, a longer name or the bare root is kept");
+	dr_report_unroot(&r, "/");
+	ok(!strcmp(r.f[0].title, "/dev/kfd and /x/rootless"), "unroot: root / changes nothing");
+	dr_report_release(&r);
+
 	/* the catalog is in id order and complete */
 	{
 		const struct dr_explain *all[512];

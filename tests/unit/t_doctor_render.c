@@ -493,9 +493,9 @@ test_video(void)
 	           !find(&r, "setup.video.ffmpeg_gpu") && !find(&r, "setup.video.ffmpeg_no_gpu"),
 	   "video: no ffmpeg on PATH: one note, nothing else about ffmpeg");
 	f = find(&r, "setup.video.nvidia_libs_missing");
-	ok(f && f->severity == DR_WARNING && strstr(f->title, "libnvidia-encode.so.1") &&
+	ok(f && f->severity == DR_INFO && strstr(f->title, "libnvidia-encode.so.1") &&
 	           strstr(f->title, "libnvcuvid.so.1"),
-	   "video: NVIDIA's video libraries missing: warning");
+	   "video: NVIDIA's video libraries missing, no ffmpeg to use them: a note");
 	env_put("NVIDIA_DRIVER_CAPABILITIES", "compute,utility");
 	video(dir, &s, &r);
 	ok(evidence_has(find(&r, "setup.video.nvidia_libs_missing"), "no 'video'"),
@@ -532,6 +532,13 @@ test_video(void)
 	           strstr(f->action, "utilization.encoder,utilization.decoder"),
 	   "video: static ffmpeg with NVENC: ok, the command line");
 	ok(!find(&r, "setup.video.ffmpeg_no_gpu"), "video: ... and no warning");
+	join(path, sizeof(path), lib, "libnvidia-encode.so.1");
+	unlink(path);
+	video(dir, &s, &r);
+	f = find(&r, "setup.video.nvidia_libs_missing");
+	ok(f && f->severity == DR_WARNING && strstr(f->title, "libnvidia-encode.so.1"),
+	   "video: that ffmpeg without libnvidia-encode.so.1: a warning");
+	write_at(lib, "libnvidia-encode.so.1", "x");
 
 	/* not executable: not on PATH */
 	join(path, sizeof(path), bin, "ffmpeg");
