@@ -41,11 +41,13 @@ doctor_usage(FILE *f)
 
 /*
  * The GPUs, without processes and without a word on stderr: why there are
- * none is for the checks to say. Returns whether snap holds a sample (it is
- * initialised either way).
+ * none is for the checks to say; and how libnvidia-ml answers, asked while
+ * the collector still holds it open (a driver without persistence mode
+ * starts its GPUs once, not twice). Returns whether snap holds a sample (it
+ * is initialised either way).
  */
 static bool
-read_gpus(struct gs_config *cfg, struct gpu_snapshot *snap)
+read_gpus(struct gs_config *cfg, struct gpu_snapshot *snap, struct nvml_probe *nvml)
 {
 	struct err err = ERR_INIT;
 	struct collector *c = NULL;
@@ -54,6 +56,7 @@ read_gpus(struct gs_config *cfg, struct gpu_snapshot *snap)
 	gpu_snapshot_init(snap);
 	ok = collector_open(cfg, &c, &err) == 0 && collector_scan(c, &err) == 0 &&
 	     collector_sample(c, snap, 0, &err) == 0;
+	nvml_probe(cfg, nvml);
 	if (c)
 		collector_close(c);
 	return ok;
@@ -149,11 +152,10 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		return DOCTOR_EXIT_FAILED;
 	}
 	cfg->want_procs = false; /* part 1 checks the set-up, not who uses the GPUs */
-	have_snap = read_gpus(cfg, &snap);
+	have_snap = read_gpus(cfg, &snap, &nvml);
 	ctx.cfg = cfg;
 	ctx.getenv = env_get;
 	ctx.snap = have_snap ? &snap : NULL;
-	nvml_probe(cfg, &nvml);
 	ctx.nvml = &nvml;
 	if (dr_klog_read(cfg, &klog, KLOG_MAX, klog_why, sizeof(klog_why)) == 0)
 		ctx.klog = klog.buf;

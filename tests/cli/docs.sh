@@ -77,5 +77,34 @@ if [ -z "$missing" ]; then
 else
 	not_ok "README.md table lines gpuscope no longer prints (update them from tests/golden):" "$missing"
 fi
+
+# doctor's JSON keys are documented too
+missing=""
+for k in $(cat tests/golden/doctor-*-json/expected.out | grep -oE '"[a-z_]+":' | tr -d '":' | sort -u); do
+	grep -q "\`$k\`" docs/json-schema.md || missing="$missing $k"
+done
+if [ -z "$missing" ]; then ok "every key of doctor --json is in docs/json-schema.md"; else not_ok "doctor JSON keys missing from docs/json-schema.md:$missing"; fi
+
+# 8. doctor: every finding id is in docs/doctor.md and has an explanation, and
+# the README's doctor sample is from a golden output
+missing=""
+for id in $("$bin" doctor --list | awk '{ print $1 }'); do
+	grep -qF "\`$id\`" docs/doctor.md || missing="$missing $id"
+	"$bin" doctor --explain "$id" >/dev/null 2>&1 || missing="$missing $id(--explain)"
+done
+if [ -z "$missing" ]; then
+	ok "every doctor finding id is in docs/doctor.md (scripts/doctor-ids.sh) and --explain"
+else
+	not_ok "doctor ids missing from docs/doctor.md:$missing"
+fi
+missing=$(awk '/^```/ { inblock = !inblock; next } inblock' README.md |
+	grep -E '^(ERROR|WARN|INFO|ok)  |^        (id|evidence) ' | while IFS= read -r line; do
+	cat tests/golden/doctor-*/expected.out | grep -qxF -- "$line" || echo "$line"
+done)
+if [ -z "$missing" ]; then
+	ok "the README's doctor lines are in a golden output"
+else
+	not_ok "README.md doctor lines gpuscope no longer prints:" "$missing"
+fi
 echo "1..$n"
 [ "$fail" -eq 0 ]
