@@ -1464,6 +1464,35 @@ nv_code_name(int r)
 	}
 }
 
+/*
+ * src into dst whole; when it does not fit, or fills a buffer of dst's size
+ * (err_set() cut it there), its "; "-separated clauses that fit (a clause per
+ * GPU on the bus can run long), then "; ...": no clause is cut into
+ * something it did not say.
+ */
+static void
+copy_clauses(char *dst, size_t size, const char *src)
+{
+	const char *end = NULL;
+
+	if (strlen(src) + 1 < size) {
+		str_copy(dst, size, src);
+		return;
+	}
+	for (const char *q = strstr(src, "; "); q && (size_t)(q - src) + 6 <= size;
+	     q = strstr(q + 2, "; "))
+		end = q;
+	if (size < 6) {
+		if (size)
+			dst[0] = '\0';
+		return;
+	}
+	if (!end)
+		end = src + size - 6; /* one clause longer than dst: cut it, and say so */
+	memcpy(dst, src, (size_t)(end - src));
+	memcpy(dst + (end - src), "; ...", 6);
+}
+
 void
 nvml_probe(const struct gs_config *cfg, struct nvml_probe *p)
 {
@@ -1476,7 +1505,7 @@ nvml_probe(const struct gs_config *cfg, struct nvml_probe *p)
 	kernel_module_version(cfg, p->module_version, sizeof(p->module_version));
 	nv->cfg = cfg;
 	if (load_library(nv, &err) < 0) {
-		str_copy(p->load_error, sizeof(p->load_error), err.msg);
+		copy_clauses(p->load_error, sizeof(p->load_error), err.msg);
 		goto out;
 	}
 	str_copy(p->library, sizeof(p->library), nv->path);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/err.h"
@@ -32,13 +33,19 @@ pci_list_gpus(const char *sysfs_root, struct pci_gpu **out, size_t *nr, struct e
 	struct dirent *de;
 	DIR *d;
 
-	(void)err;
 	*out = NULL;
 	*nr = 0;
 	path_join(dir, sizeof(dir), sysfs_root, "bus/pci/devices");
 	d = opendir(dir);
-	if (!d)
-		return 0;
+	if (!d) {
+		struct stat st;
+
+		/* a machine without PCI (an SoC) has a /sys without bus/pci */
+		if (errno == ENOENT && stat(sysfs_root, &st) == 0)
+			return 0;
+		return err_set(err, errno == EACCES || errno == EPERM ? E_PERM : E_IO, "%s: %s", dir,
+		               strerror(errno));
+	}
 	while ((de = readdir(d))) {
 		uint64_t cls, ven, dev;
 		struct pci_gpu *g;

@@ -45,7 +45,7 @@ enum node_state {
 
 struct node {
 	char path[64];       /* as the user names it: "/dev/nvidia0" */
-	char note[160];      /* why it is expected ("the nvidia driver holds 0000:3b:00.0") */
+	char note[4400];     /* why it is expected ("the nvidia driver holds 0000:3b:00.0") */
 	enum node_kind kind; /* */
 	bool per_card;       /* one per GPU: a container may be given some on purpose */
 	bool no_sysfs;       /* the driver made no node in sysfs either: nothing to stat */
@@ -93,6 +93,23 @@ read_abs(const char *path, struct strbuf *sb)
 
 /* --- who is who: <root>/etc/passwd and <root>/etc/group ---------------------------- */
 
+/* A uid or gid field: digits only ("", "abc", "-1" and comments are none). */
+static bool
+parse_id(const char *f, unsigned *v)
+{
+	char *end;
+	unsigned long n;
+
+	if (*f < '0' || *f > '9')
+		return false;
+	errno = 0;
+	n = strtoul(f, &end, 10);
+	if (*end || errno || n > 0xffffffffUL)
+		return false;
+	*v = (unsigned)n;
+	return true;
+}
+
 /* Field n (0-based) of a ':' separated line, into buf. */
 static bool
 field(const char *line, const char *end, int n, char *buf, size_t size)
@@ -119,6 +136,7 @@ user_lookup(const struct dr_ctx *ctx, unsigned uid, char *name, size_t size, uns
 	struct strbuf sb = STRBUF_INIT;
 	char path[4096], f[64];
 	bool found = false;
+	unsigned id;
 
 	name[0] = '\0';
 	if (ctx->cfg->passwd_file)
@@ -131,24 +149,34 @@ user_lookup(const struct dr_ctx *ctx, unsigned uid, char *name, size_t size, uns
 
 			if (!eol)
 				eol = p + strlen(p);
-			if (field(p, eol, 2, f, sizeof(f)) && strtoul(f, NULL, 10) == uid && *f) {
+			if (field(p, eol, 2, f, sizeof(f)) && parse_id(f, &id) && id == uid) {
 				field(p, eol, 0, name, size);
-				if (gid && field(p, eol, 3, f, sizeof(f)))
-					*gid = (unsigned)strtoul(f, NULL, 10);
+				if (gid && field(p, eol, 3, f, sizeof(f)) && parse_id(f, &id))
+					*gid = id;
 				found = true;
 			}
 			p = *eol ? eol + 1 : eol;
 		}
-	} else if (root_is_slash(ctx)) {
+	}
+	/* on the real root NSS has the final word: LDAP and sssd users are in no file */
+	if (!found && root_is_slash(ctx) && !ctx->cfg->passwd_file) {
 		struct passwd pw, *res = NULL;
-		char buf[16384];
+		size_t len = 16384;
+		char *buf = xmalloc(len);
+		int rc;
 
-		if (getpwuid_r((uid_t)uid, &pw, buf, sizeof(buf), &res) == 0 && res) {
+		while ((rc = getpwuid_r((uid_t)uid, &pw, buf, len, &res)) == ERANGE &&
+		       len < (1u << 24)) {
+			len *= 2;
+			buf = xrealloc(buf, len);
+		}
+		if (rc == 0 && res) {
 			snprintf(name, size, "%s", pw.pw_name);
 			if (gid)
 				*gid = (unsigned)pw.pw_gid;
 			found = true;
 		}
+		free(buf);
 	}
 	strbuf_release(&sb);
 	return found;
@@ -167,6 +195,7 @@ group_lookup(const struct dr_ctx *ctx, unsigned gid, const char *user, struct gr
 {
 	struct strbuf sb = STRBUF_INIT;
 	char f[64];
+	unsigned id;
 
 	memset(g, 0, sizeof(*g));
 	dr_path(ctx, g->from, sizeof(g->from), "/etc/group");
@@ -177,7 +206,7 @@ group_lookup(const struct dr_ctx *ctx, unsigned gid, const char *user, struct gr
 
 			if (!eol)
 				eol = p + strlen(p);
-			if (field(p, eol, 2, f, sizeof(f)) && *f && strtoul(f, NULL, 10) == gid) {
+			if (field(p, eol, 2, f, sizeof(f)) && parse_id(f, &id) && id == gid) {
 				field(p, eol, 0, g->name, sizeof(g->name));
 				g->found = true;
 				members = p;
@@ -200,18 +229,29 @@ group_lookup(const struct dr_ctx *ctx, unsigned gid, const char *user, struct gr
 			}
 			p = *eol ? eol + 1 : eol;
 		}
-	} else if (root_is_slash(ctx)) {
+	}
+	/* on the real root NSS has the final word (LDAP, sssd, systemd-userdb groups) */
+	if (!g->found && root_is_slash(ctx)) {
 		struct group gr, *res = NULL;
-		char buf[16384];
+		size_t len = 16384;
+		char *buf = xmalloc(len);
+		int rc;
 
-		snprintf(g->from, sizeof(g->from), "getgrgid_r()");
-		if (getgrgid_r((gid_t)gid, &gr, buf, sizeof(buf), &res) == 0 && res) {
+		/* a group with thousands of members needs more than any fixed buffer */
+		while ((rc = getgrgid_r((gid_t)gid, &gr, buf, len, &res)) == ERANGE &&
+		       len < (1u << 26)) {
+			len *= 2;
+			buf = xrealloc(buf, len);
+		}
+		if (rc == 0 && res) {
+			snprintf(g->from, sizeof(g->from), "getgrgid_r()");
 			snprintf(g->name, sizeof(g->name), "%s", gr.gr_name);
 			g->found = true;
 			for (char **m = gr.gr_mem; m && *m && *user; m++)
 				if (!strcmp(*m, user))
 					g->member = true;
 		}
+		free(buf);
 	}
 	strbuf_release(&sb);
 }
@@ -411,10 +451,14 @@ nvidia_minor(const struct dr_ctx *ctx, const char *addr, unsigned *minor)
 	    file_read(ctx->cfg->proc_root, rel, &sb, 16384, NULL) == 0) {
 		p = strstr(sb.buf, "Device Minor:");
 		if (p) {
+			const char *q = p + strlen("Device Minor:");
 			char *end;
-			unsigned long v = strtoul(p + strlen("Device Minor:"), &end, 10);
+			unsigned long v;
 
-			if (end != p + strlen("Device Minor:")) {
+			q += strspn(q, " \t");
+			v = strtoul(q, &end, 10);
+			/* GPUs' minors are 0..253: 254 is nvidia-modeset, 255 nvidiactl */
+			if (*q >= '0' && *q <= '9' && end != q && v <= 253) {
 				*minor = (unsigned)v;
 				found = true;
 			}
@@ -866,6 +910,8 @@ no_gpu(const struct dr_ctx *ctx, struct dr_report *r, const struct container *c,
 /* --- the findings ---------------------------------------------------------------- */
 
 #define MAX_LISTED 64
+/* supplementary groups named in the evidence, at most */
+#define MAX_GROUPS_NAMED 32
 
 struct judged {
 	struct node *denied[MAX_LISTED], *relogin[MAX_LISTED], *missing[MAX_LISTED], *uvm, *no_kfd;
@@ -907,14 +953,24 @@ session_evidence(const struct dr_ctx *ctx, struct dr_finding *f, const char *use
 	struct strbuf sb = STRBUF_INIT;
 	struct group_info g;
 
+	size_t listed = 0, more = 0;
+
 	group_lookup(ctx, ctx->gid, "", &g);
 	strbuf_addf(&sb, "%u(%s)", ctx->gid, g.found ? g.name : "?");
+	/* each name is a lookup: a session in thousands of groups gets the first few */
 	for (size_t i = 0; i < ctx->nr_groups; i++) {
 		if (ctx->groups[i] == ctx->gid)
 			continue;
+		if (listed == MAX_GROUPS_NAMED) {
+			more++;
+			continue;
+		}
+		listed++;
 		group_lookup(ctx, ctx->groups[i], "", &g);
 		strbuf_addf(&sb, ", %u(%s)", ctx->groups[i], g.found ? g.name : "?");
 	}
+	if (more)
+		strbuf_addf(&sb, " and %zu more", more);
 	dr_evidence(f, "this session: uid %u (%s), groups %s", ctx->uid, *user ? user : "?",
 	            sb.buf);
 	strbuf_release(&sb);

@@ -30,7 +30,8 @@
 #define NV_RM_MISMATCH       18
 #define NV_UNKNOWN           999
 
-#define SECURE_BOOT_VAR "firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e0a96311a7c0"
+/* EFI_GLOBAL_VARIABLE's GUID, as mokutil --sb-state reads it */
+#define SECURE_BOOT_VAR "firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
 #define MODULE_VERSION  "driver/nvidia/version"
 
 /* Kernel log lines quoted as evidence, at most. */
@@ -43,14 +44,14 @@ struct nv_state {
 	struct pci_gpu *pci;
 	size_t nr_pci;
 	bool pci_ok;          /* the bus could be read */
-	size_t nr_nv;         /* NVIDIA GPUs on the bus */
+	size_t nr_nv;         /* NVIDIA GPUs on the bus for this host (not vfio-pci's) */
 	size_t nr_nouveau;    /* ... of them held by nouveau or nova_core */
 	char kver[64];        /* the loaded module's version, "" none */
 	bool kver_open;       /* the open kernel module */
 	char kver_line[200];  /* the first line of MODULE_VERSION */
 	bool module_loaded;   /* MODULE_VERSION or <sysfs>/module/nvidia exists */
 	int secure_boot;      /* 1 on, 0 off, -1 unknown (no EFI variable) */
-	char container[160];  /* why this looks like a container, "" when it does not */
+	char container[4400]; /* why this looks like a container, "" when it does not */
 	char proc_path[4096]; /* <proc>/driver/nvidia/version */
 };
 
@@ -59,7 +60,9 @@ struct nv_state {
 /*
  * "NVRM version: NVIDIA UNIX x86_64 Kernel Module  590.48.01  ..." or
  * "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  590.48.01 ...":
- * the first token after "Kernel Module" that starts with a digit.
+ * the digits and dots that start the first token after "Kernel Module"
+ * that starts with a digit, on the first line. A version that does not fit
+ * buf is unknown, never cut (a cut one would not match the library's).
  */
 static void
 parse_module_version(const char *text, char *buf, size_t size, bool *open)
@@ -68,9 +71,10 @@ parse_module_version(const char *text, char *buf, size_t size, bool *open)
 	const char *eol = strchr(text, '\n');
 
 	buf[0] = '\0';
-	*open = p && strstr(text, "Open Kernel Module") && (!eol || p < eol);
-	if (!p)
+	*open = false;
+	if (!p || (eol && p > eol))
 		return;
+	*open = p >= text + 5 && !strncmp(p - 5, "Open ", 5);
 	p += strlen("Kernel Module");
 	while (*p && *p != '\n') {
 		size_t len;
@@ -78,7 +82,10 @@ parse_module_version(const char *text, char *buf, size_t size, bool *open)
 		p += strspn(p, " \t");
 		len = strcspn(p, " \t\n");
 		if (len && *p >= '0' && *p <= '9') {
-			snprintf(buf, size, "%.*s", (int)len, p);
+			size_t digits = strspn(p, "0123456789.");
+
+			if (digits < size)
+				snprintf(buf, size, "%.*s", (int)digits, p);
 			return;
 		}
 		p += len;
@@ -169,6 +176,10 @@ state_init(struct nv_state *st, const struct dr_ctx *ctx)
 	st->pci_ok = pci_list_gpus(ctx->cfg->sysfs_root, &st->pci, &st->nr_pci, NULL) == 0;
 	for (size_t i = 0; i < st->nr_pci; i++) {
 		if (st->pci[i].vendor != PCI_VENDOR_NVIDIA)
+			continue;
+		/* a GPU passed through to a virtual machine needs no driver here */
+		if (!strcmp(st->pci[i].driver, "vfio-pci") ||
+		    !strcmp(st->pci[i].driver, "pci-stub"))
 			continue;
 		st->nr_nv++;
 		st->nr_nouveau += !strcmp(st->pci[i].driver, "nouveau") ||
@@ -481,12 +492,19 @@ init_unknown(const struct nv_state *st, struct dr_report *r)
 		           "/dev/nvidia*, which the container runtime had added behind its back. "
 		           "The device files are still there; opening them is denied.");
 		dr_action(f,
-		          "Now: restart the container ('docker restart NAME', or delete the pod). "
-		          "Durably, on the host: create the /dev/char links the toolkit documents "
-		          "as the workaround ('sudo nvidia-ctk system create-dev-char-symlinks "
-		          "--create-all', kept by a udev rule), or run GPU containers through CDI "
-		          "('sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml', then "
-		          "'--device nvidia.com/gpu=all'), or use the cgroupfs cgroup driver.");
+		          "Now: delete the container and start it again ('docker rm -f NAME' and "
+		          "run it anew, or delete the pod): a new container gets its GPUs back. "
+		          "Durably, on the host (only runc with systemd cgroup management is "
+		          "affected), NVIDIA's workaround: 'sudo nvidia-ctk system "
+		          "create-dev-char-symlinks --create-all' (NVIDIA Container Toolkit 1.12 "
+		          "or later), run at every boot after the driver loads by a udev rule in "
+		          "/lib/udev/rules.d/71-nvidia-dev-char.rules: 'ACTION==\"add\", "
+		          "DEVPATH==\"/bus/pci/drivers/nvidia\", RUN+=\"/usr/bin/nvidia-ctk system "
+		          "create-dev-char-symlinks --create-all\"'. For Docker, the other "
+		          "documented workaround is the cgroupfs driver: '\"exec-opts\": "
+		          "[\"native.cgroupdriver=cgroupfs\"]' in /etc/docker/daemon.json, then "
+		          "'sudo systemctl restart docker'. On Kubernetes, the GPU Operator "
+		          "(22.9.2 or later) makes the links itself.");
 	} else {
 		dr_meaning(f, "NVML gave no reason. Outside a container this usually means the "
 		              "driver is in a bad state (after a GPU error, or a partly replaced "
@@ -758,14 +776,31 @@ check_persistence(const struct nv_state *st, struct dr_report *r)
 	             "reboot: 'sudo nvidia-smi -pm 1'.");
 }
 
+/* NVIDIA GPUs whose compute mode is known */
+static size_t
+snap_compute_modes(const struct gpu_snapshot *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; s && i < s->nr_dev; i++)
+		n += s->dev[i].vendor == VENDOR_NVIDIA && dev_has(&s->dev[i], GF_COMPUTE_MODE);
+	return n;
+}
+
 static void
 check_compute_mode(const struct nv_state *st, struct dr_report *r)
 {
 	const struct gpu_snapshot *s = st->ctx->snap;
-	size_t nr = 0, odd = 0;
-	char label[200];
+	size_t nr = 0, odd = 0, prohibited = 0;
+	char label[200], name[32];
 	struct dr_finding *f;
 
+	for (size_t i = 0; s && i < s->nr_dev; i++) {
+		const struct gpu_device *d = &s->dev[i];
+
+		if (d->vendor == VENDOR_NVIDIA && dev_has(d, GF_COMPUTE_MODE))
+			prohibited += (int)d->v[GF_COMPUTE_MODE] == CM_PROHIBITED;
+	}
 	for (size_t i = 0; s && i < s->nr_dev; i++) {
 		const struct gpu_device *d = &s->dev[i];
 		int mode;
@@ -779,7 +814,9 @@ check_compute_mode(const struct nv_state *st, struct dr_report *r)
 		odd++;
 		gpu_label(label, sizeof(label), d);
 		if (mode == CM_PROHIBITED) {
-			f = dr_add(r, "setup.nvidia.compute_prohibited", DR_ERROR,
+			/* an error only when no NVIDIA GPU is left for CUDA */
+			f = dr_add(r, "setup.nvidia.compute_prohibited",
+			           prohibited == snap_compute_modes(s) ? DR_ERROR : DR_WARNING,
 			           "%s is in compute mode PROHIBITED: no CUDA program can use it",
 			           label);
 			dr_evidence(f, "%s: compute mode %d (PROHIBITED), from NVML", label, mode);
@@ -787,10 +824,14 @@ check_compute_mode(const struct nv_state *st, struct dr_report *r)
 			              "programs fail with 'all CUDA-capable devices are busy or "
 			              "unavailable' or do not list it.");
 		} else {
+			if (mode == CM_EXCLUSIVE_PROCESS)
+				str_copy(name, sizeof(name), "EXCLUSIVE_PROCESS");
+			else if (mode == CM_EXCLUSIVE_THREAD)
+				str_copy(name, sizeof(name), "EXCLUSIVE_THREAD");
+			else
+				snprintf(name, sizeof(name), "%d (unknown)", mode);
 			f = dr_add(r, "setup.nvidia.compute_exclusive", DR_INFO,
-			           "%s is in compute mode %s: one process at a time", label,
-			           mode == CM_EXCLUSIVE_PROCESS ? "EXCLUSIVE_PROCESS"
-			                                        : "EXCLUSIVE_THREAD");
+			           "%s is in compute mode %s: one process at a time", label, name);
 			dr_evidence(f, "%s: compute mode %d, from NVML", label, mode);
 			dr_meaning(f,
 			           "Only one process can hold a CUDA context on this GPU; a "
@@ -939,10 +980,15 @@ const struct dr_explain dr_catalog_nvidia[] = {
 	  "  1. In a container that worked before: 'systemctl daemon-reload' on the host\n"
 	  "     (run by many package upgrades) made systemd rewrite the container's device\n"
 	  "     cgroup, dropping the rules that allowed /dev/nvidia*. The files are there,\n"
-	  "     opening them is denied. Restart the container now; durably, follow the\n"
-	  "     NVIDIA Container Toolkit's workaround: 'sudo nvidia-ctk system\n"
-	  "     create-dev-char-symlinks --create-all' on the host (with its udev rule),\n"
-	  "     or use CDI ('nvidia-ctk cdi generate') or the cgroupfs cgroup driver.\n"
+	  "     opening them is denied. Only runc with systemd cgroup management is\n"
+	  "     affected. Delete the container and start it again now; durably, NVIDIA's\n"
+	  "     workaround on the host: 'sudo nvidia-ctk system create-dev-char-symlinks\n"
+	  "     --create-all' (toolkit 1.12 or later), run at boot by a udev rule in\n"
+	  "     /lib/udev/rules.d/71-nvidia-dev-char.rules (ACTION==\"add\",\n"
+	  "     DEVPATH==\"/bus/pci/drivers/nvidia\", RUN+=\"/usr/bin/nvidia-ctk system\n"
+	  "     create-dev-char-symlinks --create-all\"); or, for Docker, the cgroupfs\n"
+	  "     driver (\"exec-opts\": [\"native.cgroupdriver=cgroupfs\"] in\n"
+	  "     /etc/docker/daemon.json). The GPU Operator 22.9.2+ makes the links itself.\n"
 	  "  2. Outside a container: the driver is in a bad state after a GPU error, or\n"
 	  "     the installation is half replaced. Read the kernel log (NVRM, Xid),\n"
 	  "     reboot, and reinstall the driver if it persists.\n"

@@ -178,11 +178,27 @@ base_version(char *buf, size_t size, const char *v)
 	snprintf(buf, size, "%.*s", (int)strcspn(v, "+"), v);
 }
 
-/* "12.4" -> 12, 4; false when not a version */
+/*
+ * "12.4" (or "12.4.1") -> 12, 4; false when not a CUDA version: major 1 to
+ * 99, minor 0 to 99 (what cuda_support() computes with), nothing but digits
+ * and dots.
+ */
 static bool
 parse_mm(const char *s, int *major, int *minor)
 {
-	return s && sscanf(s, "%d.%d", major, minor) == 2;
+	size_t a, b;
+
+	if (!s)
+		return false;
+	a = strspn(s, "0123456789");
+	if (a < 1 || a > 2 || s[a] != '.')
+		return false;
+	b = strspn(s + a + 1, "0123456789");
+	if (b < 1 || b > 2 || (s[a + 1 + b] && s[a + 1 + b] != '.'))
+		return false;
+	*major = (int)strtol(s, NULL, 10);
+	*minor = (int)strtol(s + a + 1, NULL, 10);
+	return *major > 0;
 }
 
 static const char *
@@ -715,10 +731,16 @@ check_tf(struct dr_report *r, const struct py_site *site, const struct gpu_env *
 	snprintf(ev, sizeof(ev),
 	         "%s/tensorflow/python/platform/build_info.py: cuda_version '%s', cudnn_version "
 	         "'%s', is_cuda_build %s, is_rocm_build %s",
-	         site->dir, t->cuda, t->cudnn, t->is_cuda == 1 ? "True" : "False",
-	         t->is_rocm == 1 ? "True" : "False");
-	snprintf(what, sizeof(what), "TensorFlow %s", t->version[0] ? t->version : "");
-	if (t->is_cuda == 1 && parse_mm(t->cuda, &ma, &mi)) {
+	         site->dir, t->cuda, t->cudnn,
+	         t->is_cuda == 1   ? "True"
+	         : t->is_cuda == 0 ? "False"
+	                           : "(not read)",
+	         t->is_rocm == 1   ? "True"
+	         : t->is_rocm == 0 ? "False"
+	                           : "(not read)");
+	snprintf(what, sizeof(what), "TensorFlow%s%s", t->version[0] ? " " : "", t->version);
+	/* a build_info.py that says neither: a CUDA build when it names a CUDA version */
+	if (t->is_cuda != 0 && t->is_rocm != 1 && parse_mm(t->cuda, &ma, &mi)) {
 		char fix[256];
 
 		snprintf(
@@ -729,6 +751,9 @@ check_tf(struct dr_report *r, const struct py_site *site, const struct gpu_env *
 		cuda_verdict(r, "tensorflow", what, site->dir, ma, mi, g, ev, fix);
 		return;
 	}
+	/* a CUDA build whose version is not read, or a build_info.py that says nothing */
+	if (t->is_cuda != 0 && t->is_rocm != 1)
+		return;
 	f = dr_add(r, "setup.tensorflow.cpu_only", DR_WARNING,
 	           "%s in %s has no CUDA support, on a machine with an NVIDIA GPU", what,
 	           site->dir);

@@ -384,7 +384,8 @@ display_number(const char *display, bool *remote)
 	*remote = false;
 	if (!colon || !isdigit((unsigned char)colon[1]))
 		return -1;
-	*remote = colon != display && strncmp(display, "unix", (size_t)(colon - display)) != 0;
+	/* "unix:0" is local; "u:0" or "un:0" are host names */
+	*remote = colon != display && !(colon - display == 4 && !strncmp(display, "unix", 4));
 	return (int)strtol(colon + 1, NULL, 10);
 }
 
@@ -603,6 +604,7 @@ static void
 check_prime(const struct dr_ctx *ctx, struct dr_report *r, const struct machine *m)
 {
 	const char *nv = ctx->getenv("__NV_PRIME_RENDER_OFFLOAD"), *dri = ctx->getenv("DRI_PRIME");
+	const char *glx = ctx->getenv("__GLX_VENDOR_LIBRARY_NAME");
 	const struct pci_gpu *boot = NULL, *dgpu = NULL;
 	struct dr_finding *f;
 	int boot_flags[64];
@@ -648,6 +650,18 @@ check_prime(const struct dr_ctx *ctx, struct dr_report *r, const struct machine 
 		dr_evidence(f, "environment: %s=%s",
 		            is_nvidia ? "__NV_PRIME_RENDER_OFFLOAD" : "DRI_PRIME",
 		            is_nvidia ? nv : dri);
+		if (is_nvidia && !(glx && !strcmp(glx, "nvidia"))) {
+			/* NVIDIA's README: Vulkan and EGL need only the first; GLX needs both */
+			dr_evidence(f, "environment: __GLX_VENDOR_LIBRARY_NAME=%s",
+			            glx ? glx : "(unset)");
+			dr_meaning(f,
+			           "Vulkan and EGL programs render on the NVIDIA GPU; GLX (OpenGL "
+			           "under X11) programs still render on the integrated GPU, since "
+			           "GLVND picks the NVIDIA GLX library only with "
+			           "__GLX_VENDOR_LIBRARY_NAME=nvidia.");
+			dr_action(f, "For OpenGL programs too, also set "
+			             "__GLX_VENDOR_LIBRARY_NAME=nvidia (or use 'prime-run APP').");
+		}
 		return;
 	}
 	f = dr_add(r, "setup.render.prime", DR_INFO,

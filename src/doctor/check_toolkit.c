@@ -26,6 +26,8 @@
 #include "doctor.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,13 +159,42 @@ is_file(const struct dr_ctx *ctx, const char *abs)
 	return !stat(path, &st) && S_ISREG(st.st_mode);
 }
 
-/* Read at most cap bytes of abs (under the root) into sb; 0 or -1. */
+/*
+ * Read at most cap bytes of the regular file abs (under the root) into sb;
+ * 0 or -1. Opened without blocking and checked before reading: a FIFO or a
+ * device named version.json or nvcc is not read (opening a FIFO waits for
+ * a writer for ever).
+ */
 static int
 read_abs(const struct dr_ctx *ctx, const char *abs, struct strbuf *sb, size_t cap)
 {
-	struct err err = ERR_INIT;
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
 
-	return file_read(ctx->cfg->root, abs, sb, cap, &err) < 0 ? -1 : 0;
+	strbuf_reset(sb);
+	dr_path(ctx, path, sizeof(path), abs);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	while (sb->len < cap) {
+		size_t want = cap - sb->len < 65536 ? cap - sb->len : 65536;
+		ssize_t n;
+
+		strbuf_grow(sb, want);
+		n = read(fd, sb->buf + sb->len, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		strbuf_setlen(sb, sb->len + (size_t)n);
+	}
+	close(fd);
+	return 0;
 }
 
 /* "12.4.1" -> major 12, minor 4; false when there is no "X.Y". */
@@ -223,15 +254,25 @@ version_json(const struct dr_ctx *ctx, struct toolkit *t)
 		strbuf_addf(&t->tried, "%s: no \"cuda\" version; ", path);
 		goto out;
 	}
-	q = strchr(q + 9, '"');
-	if (q) {
-		size_t len = strcspn(q + 1, "\"");
+	/* "version" : "12.4.1": a string value, not a quote further on */
+	q += 9;
+	q += strspn(q, " \t\r\n");
+	if (*q == ':') {
+		q++;
+		q += strspn(q, " \t\r\n");
+		if (*q == '"') {
+			size_t len = strcspn(q + 1, "\"\n");
 
-		set_version(t, q + 1, len);
-		got = t->version[0];
+			if (q[1 + len] == '"') {
+				set_version(t, q + 1, len);
+				got = t->version[0];
+			}
+		}
 	}
 	if (got)
 		strbuf_addf(&t->from, "%s: \"cuda\": { \"version\": \"%s\" }", path, t->version);
+	else
+		strbuf_addf(&t->tried, "%s: no \"cuda\" version string; ", path);
 out:
 	strbuf_release(&sb);
 	return got;
@@ -241,12 +282,16 @@ out:
 static bool
 version_txt(const struct dr_ctx *ctx, struct toolkit *t)
 {
+	struct strbuf sb = STRBUF_INIT;
 	char path[PATH_MAX], line[128];
-	struct err err = ERR_INIT;
 	const char *p;
+	int rc;
 
 	path_fmt(path, sizeof(path), "%s/version.txt", t->real);
-	if (file_read_line(ctx->cfg->root, path, line, sizeof(line), &err) < 0)
+	rc = read_abs(ctx, path, &sb, 4096);
+	snprintf(line, sizeof(line), "%.*s", (int)strcspn(sb.buf, "\r\n"), sb.buf);
+	strbuf_release(&sb);
+	if (rc < 0)
 		return false;
 	p = strstr(line, "CUDA Version ");
 	if (!p) {
@@ -727,7 +772,12 @@ add_evidence(struct dr_finding *f, const struct toolkit *t, const struct driver 
 
 		dr_evidence(f, "%s, from %s", driver_str(d, buf, sizeof(buf)), d->from);
 	}
-	if (rel)
+	if (rel && rel->major < 11)
+		dr_evidence(f,
+		            "data/cuda/drivers.tsv: CUDA %s needs driver >= %s (no minor-version "
+		            "compatibility before CUDA 11)",
+		            rel->cuda, rel->min_driver[0] ? rel->min_driver : "? (not confirmed)");
+	else if (rel)
 		dr_evidence(f,
 		            "data/cuda/drivers.tsv: CUDA %s needs driver >= %s (full support), "
 		            ">= %s (minor-version compatibility)",
@@ -781,7 +831,8 @@ report_one(const struct dr_ctx *ctx, struct dr_report *r, const struct toolkit *
 	enum cuda_support s;
 	struct dr_finding *f;
 	struct strbuf act = STRBUF_INIT;
-	char name[PATH_MAX + 64], drv[128], have[16], pkg[32];
+	char name[PATH_MAX + 64], drv[128], have[16], tk[16], pkg[32];
+	int tk_cuda;
 
 	(void)ctx;
 	if (!t->version[0]) {
@@ -838,7 +889,10 @@ report_one(const struct dr_ctx *ctx, struct dr_report *r, const struct toolkit *
 	rel = release_of(t);
 	driver_str(d, drv, sizeof(drv));
 	cuda_ver_str(d->cuda, have, sizeof(have));
-	toolkit_pkg(d->cuda, pkg, sizeof(pkg));
+	/* the toolkit to suggest: R565 drivers say CUDA 12.7, which has no toolkit */
+	tk_cuda = cuda_toolkit_for(d->cuda);
+	cuda_ver_str(tk_cuda, tk, sizeof(tk));
+	toolkit_pkg(tk_cuda, pkg, sizeof(pkg));
 	switch (s) {
 	case CUDA_FULL:
 		f = dr_add(r, "setup.cuda.toolkit", DR_OK,
@@ -864,10 +918,12 @@ report_one(const struct dr_ctx *ctx, struct dr_report *r, const struct toolkit *
 		              "Fine if the programs ship SASS for the GPU "
 		              "('nvcc -gencode arch=compute_XX,code=sm_XX'). For full support, ");
 		driver_upgrade(&act, rel, t);
-		strbuf_addf(&act,
-		            "; or build with CUDA %s, the newest this driver fully supports "
-		            "('sudo apt install %s' from NVIDIA's repository).",
-		            have, pkg);
+		if (tk_cuda)
+			strbuf_addf(&act,
+			            "; or build with CUDA %s, the newest toolkit this driver fully "
+			            "supports ('sudo apt install %s' from NVIDIA's repository)",
+			            tk, pkg);
+		strbuf_addch(&act, '.');
 		dr_action(f, "%s", act.buf);
 		break;
 	case CUDA_TOO_NEW:
@@ -901,13 +957,13 @@ report_one(const struct dr_ctx *ctx, struct dr_report *r, const struct toolkit *
 		                   : "the driver is older than that compatibility's floor");
 		driver_upgrade(&act, rel, t);
 		act.buf[0] = 'U';
-		if (d->cuda)
+		if (tk_cuda)
 			strbuf_addf(
 			        &act,
 			        ". Or install the toolkit that matches the driver: CUDA %s, the "
 			        "newest it supports ('sudo apt install %s' from NVIDIA's "
 			        "repository)",
-			        have, pkg);
+			        tk, pkg);
 		if (!d->consumer)
 			strbuf_addf(
 			        &act,
@@ -1003,11 +1059,12 @@ dr_check_cuda_toolkit(const struct dr_ctx *ctx, struct dr_report *r)
 		dr_meaning(f,
 		           "Running CUDA programs needs only the driver. Building CUDA code "
 		           "(nvcc, PyTorch extensions, CuPy kernels from source) needs a toolkit.");
-		if (d.cuda) {
+		if (cuda_toolkit_for(d.cuda)) {
 			char have[16], pkg[32];
 
-			cuda_ver_str(d.cuda, have, sizeof(have));
-			toolkit_pkg(d.cuda, pkg, sizeof(pkg));
+			/* a toolkit that exists: a CUDA 12.7 driver (R565) gets 12.6 */
+			cuda_ver_str(cuda_toolkit_for(d.cuda), have, sizeof(have));
+			toolkit_pkg(cuda_toolkit_for(d.cuda), pkg, sizeof(pkg));
 			dr_action(
 			        f,
 			        "Nothing, unless you build CUDA code; then install CUDA %s or "

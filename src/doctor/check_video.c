@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -80,7 +81,8 @@ map_file(const char *path, struct map *m)
 {
 	struct stat st;
 	void *p;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* never blocks: a FIFO put there since it was looked at is refused below */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
 	m->p = NULL;
 	m->len = 0;
@@ -113,10 +115,18 @@ unmap_file(struct map *m)
 struct elf_info {
 	bool elf;
 	unsigned machine;
-	char avcodec[64];   /* the DT_NEEDED "libavcodec.so.N", or "" */
-	char rpath[1024];   /* DT_RPATH */
-	char runpath[1024]; /* DT_RUNPATH */
+	char avcodec[64]; /* the DT_NEEDED "libavcodec.so.N", or "" */
+	char *rpath;      /* DT_RPATH, owned (whole: a cut list names other directories) */
+	char *runpath;    /* DT_RUNPATH, owned */
 };
+
+static void
+elf_info_release(struct elf_info *e)
+{
+	free(e->rpath);
+	free(e->runpath);
+	e->rpath = e->runpath = NULL;
+}
 
 static bool
 rd(const struct map *m, uint64_t off, void *dst, size_t n)
@@ -173,6 +183,8 @@ elf_read(const struct map *m, struct elf_info *e)
 	if (ident[EI_DATA] != ELFDATA2MSB)
 		return;
 #endif
+	if (ident[EI_CLASS] != ELFCLASS64 && ident[EI_CLASS] != ELFCLASS32)
+		return;
 	is64 = ident[EI_CLASS] == ELFCLASS64;
 	if (is64) {
 		Elf64_Ehdr h;
@@ -222,6 +234,11 @@ elf_read(const struct map *m, struct elf_info *e)
 			dyn = s;
 	}
 	dynsize = is64 ? sizeof(Elf64_Dyn) : sizeof(Elf32_Dyn);
+	/* a corrupt size walks no further than the file (nor wraps around) */
+	if (dyn.off > m->len)
+		dyn.filesz = 0;
+	else if (dyn.filesz > m->len - dyn.off)
+		dyn.filesz = m->len - dyn.off;
 	for (uint64_t off = dyn.off; dyn.filesz && off + dynsize <= dyn.off + dyn.filesz;
 	     off += dynsize) {
 		int64_t tag;
@@ -258,7 +275,7 @@ elf_read(const struct map *m, struct elf_info *e)
 	for (size_t i = 0; i < nr_needed; i++) {
 		const char *s = elf_str(m, load, nr_load, strtab, strsz, needed[i]);
 
-		if (s && !strncmp(s, "libavcodec.so", 13)) {
+		if (s && !strncmp(s, "libavcodec.so", 13) && strlen(s) < sizeof(e->avcodec)) {
 			snprintf(e->avcodec, sizeof(e->avcodec), "%s", s);
 			break;
 		}
@@ -266,12 +283,12 @@ elf_read(const struct map *m, struct elf_info *e)
 	if (rpath != UINT64_MAX) {
 		const char *s = elf_str(m, load, nr_load, strtab, strsz, rpath);
 
-		snprintf(e->rpath, sizeof(e->rpath), "%s", s ? s : "");
+		e->rpath = xstrdup(s ? s : "");
 	}
 	if (runpath != UINT64_MAX) {
 		const char *s = elf_str(m, load, nr_load, strtab, strsz, runpath);
 
-		snprintf(e->runpath, sizeof(e->runpath), "%s", s ? s : "");
+		e->runpath = xstrdup(s ? s : "");
 	}
 }
 
@@ -339,8 +356,14 @@ dirs_add_list(struct dirs *d, const char *list, const char *origin)
 		size_t len = end ? (size_t)(end - list) : strlen(list);
 		char buf[4096];
 
-		if (origin && (!strncmp(list, "$ORIGIN", 7) || !strncmp(list, "${ORIGIN}", 9))) {
-			size_t skip = list[1] == '{' ? 9 : 7;
+		size_t skip = !strncmp(list, "${ORIGIN}", 9) ? 9
+		              : !strncmp(list, "$ORIGIN", 7) ? 7
+		                                             : 0;
+
+		/* "$ORIGINAL/lib" is no $ORIGIN: the name ends at '/' or the entry's end */
+		if (skip && skip < len && list[skip] != '/')
+			skip = 0;
+		if (origin && skip) {
 
 			snprintf(buf, sizeof(buf), "%s%.*s", origin, (int)(len - skip),
 			         list + skip);
@@ -362,25 +385,80 @@ dirs_release(struct dirs *d)
 	memset(d, 0, sizeof(*d));
 }
 
-/* The lines that name directories in one ld.so.conf file (include lines are not followed). */
+/*
+ * At most cap bytes of the regular file path into sb; false when it is not
+ * one. Opened without blocking, and looked at before it is read: a FIFO
+ * (whose open waits for a writer) or a device is never read.
+ */
+static bool
+read_regular(const char *path, struct strbuf *sb, size_t cap)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	strbuf_reset(sb);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return false;
+	}
+	while (sb->len < cap) {
+		ssize_t n;
+
+		strbuf_grow(sb, cap - sb->len);
+		n = read(fd, sb->buf + sb->len, cap - sb->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		strbuf_setlen(sb, sb->len + (size_t)n);
+	}
+	close(fd);
+	return true;
+}
+
+#define LDCONF_CAP (16 * 1024)
+/* a bound on the cost of a huge configuration: each directory is looked into per library */
+#define LDCONF_MAX_DIRS 1024
+
+/*
+ * The lines that name directories in one ld.so.conf file (include lines
+ * are not followed: ld.so.conf.d is read apart). Leading blanks and "#"
+ * comments are ld.so.conf's; a file longer than what is read loses its
+ * cut last line, not a directory shortened into another.
+ */
 static void
 dirs_add_conf(const struct dr_ctx *ctx, struct dirs *d, const char *abs)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char path[4096];
 
-	if (file_read("/", dr_path(ctx, path, sizeof(path), abs), &sb, 16384, NULL) == 0)
+	if (read_regular(dr_path(ctx, path, sizeof(path), abs), &sb, LDCONF_CAP)) {
+		if (sb.len == LDCONF_CAP) {
+			char *nl = memrchr(sb.buf, '\n', sb.len);
+
+			strbuf_setlen(&sb, nl ? (size_t)(nl - sb.buf) : 0);
+		}
 		for (char *line = sb.buf; line && *line;) {
 			char *nl = strchr(line, '\n');
 			size_t len = nl ? (size_t)(nl - line) : strlen(line);
+			const char *hash = memchr(line, '#', len);
 
+			if (hash)
+				len = (size_t)(hash - line);
+			while (len && (*line == ' ' || *line == '\t')) {
+				line++;
+				len--;
+			}
 			while (len && (line[len - 1] == ' ' || line[len - 1] == '\t' ||
 			               line[len - 1] == '\r'))
 				len--;
-			if (line[0] == '/')
+			if (len && line[0] == '/' && d->nr < LDCONF_MAX_DIRS)
 				dirs_add(d, line, len);
 			line = nl ? nl + 1 : NULL;
 		}
+	}
 	strbuf_release(&sb);
 }
 
@@ -495,8 +573,9 @@ struct ffmpeg {
 	char abs[4096]; /* ffmpeg on the machine */
 	char lib[4096]; /* where the names were looked for: libavcodec, or ffmpeg itself */
 	char avcodec[64];
-	bool lib_missing;    /* a dynamic ffmpeg whose libavcodec was not found */
-	char searched[1024]; /* where it was looked for, then */
+	bool lib_missing;      /* a dynamic ffmpeg whose libavcodec was not found */
+	char searched[1024];   /* where it was looked for, then */
+	const char *unchecked; /* why ffmpeg itself could not be looked into, or NULL */
 	/* found[api]: bit (codec * 2 + suffix) */
 	unsigned found[API__N];
 	unsigned machine;
@@ -593,8 +672,20 @@ ffmpeg_read(const struct dr_ctx *ctx, struct ffmpeg *ff)
 	if (!find_ffmpeg(ctx, ff, path, sizeof(path)))
 		return;
 	ff->on_path = true;
-	if (!map_file(path, &m))
+	if (!map_file(path, &m)) {
+		struct stat st;
+
+		/* what it has cannot be told: not "built without" */
+		ff->unchecked = !stat(path, &st) && st.st_size == 0 ? "is an empty file"
+		                                                    : "could not be read";
 		return;
+	}
+	if (m.len >= 2 && m.p[0] == '#' && m.p[1] == '!') {
+		/* a wrapper script: the ffmpeg it runs is elsewhere */
+		ff->unchecked = "is a script (#!), not the program";
+		unmap_file(&m);
+		return;
+	}
 	elf_read(&m, &e);
 	if (e.elf && e.machine)
 		ff->machine = e.machine;
@@ -603,6 +694,7 @@ ffmpeg_read(const struct dr_ctx *ctx, struct ffmpeg *ff)
 		snprintf(ff->lib, sizeof(ff->lib), "%s", ff->abs);
 		scan_names(&m, ff->found);
 		unmap_file(&m);
+		elf_info_release(&e);
 		return;
 	}
 	unmap_file(&m);
@@ -614,7 +706,8 @@ ffmpeg_read(const struct dr_ctx *ctx, struct ffmpeg *ff)
 
 		snprintf(origin, sizeof(origin), "%.*s", slash ? (int)(slash - ff->abs) : 0,
 		         ff->abs);
-		if (!e.runpath[0])
+		/* DT_RPATH counts only without DT_RUNPATH (even an empty one) */
+		if (!e.runpath)
 			dirs_add_list(&d, e.rpath, origin);
 		dirs_add_list(&d, ctx->getenv("LD_LIBRARY_PATH"), NULL);
 		dirs_add_list(&d, e.runpath, origin);
@@ -629,9 +722,11 @@ ffmpeg_read(const struct dr_ctx *ctx, struct ffmpeg *ff)
 			snprintf(ff->searched, sizeof(ff->searched), "%s", sb.buf);
 			strbuf_release(&sb);
 			dirs_release(&d);
+			elf_info_release(&e);
 			return;
 		}
 		dirs_release(&d);
+		elf_info_release(&e);
 	}
 	scan_names(&lm, ff->found);
 	unmap_file(&lm);
@@ -846,11 +941,12 @@ group_emit(struct dr_report *r, struct eng_group *g)
 		p = eol + 1;
 	}
 	if (g->kind == EK_NO_NVENC) {
-		dr_meaning(f, "NVIDIA's data-centre GPUs (A100, A30, H100, H200, B200 and their "
-		              "kin) have video decoders (NVDEC, NVJPG) but no video encoder: "
-		              "h264_nvenc and hevc_nvenc fail on them ('No capable devices found' / "
-		              "'OpenEncodeSessionEx failed'). NVML still reads an encoder "
-		              "utilisation of 0 %% on them.");
+		dr_meaning(f,
+		           "NVIDIA's data-centre GPUs (A100, A30, H100, H200, B200 and their "
+		           "kin) have video decoders (NVDEC, NVJPG) but no video encoder: "
+		           "h264_nvenc and hevc_nvenc fail on them ('No capable devices found' / "
+		           "'OpenEncodeSessionEx failed'). NVML still reads an encoder "
+		           "utilisation of 0 %% on them.");
 		dr_action(f, "Decode on the GPU and encode on the CPU ('ffmpeg -hwaccel cuda -i "
 		             "in.mp4 -c:v libx264 out.mp4'), or encode on a GPU with NVENC (L4, "
 		             "L40S, A10, RTX).");
@@ -1131,6 +1227,9 @@ check_va_driver(const struct dr_ctx *ctx, struct dr_report *r, bool intel, unsig
 			snprintf(buf, sizeof(buf), "/usr/lib/%s/dri", triple);
 			dirs_add(&d, buf, strlen(buf));
 		}
+		/* Fedora's libva: RPM Fusion's drivers first (dri-nonfree, dri-freeworld) */
+		dirs_add(&d, "/usr/lib64/dri-nonfree", 22);
+		dirs_add(&d, "/usr/lib64/dri-freeworld", 24);
 		dirs_add(&d, "/usr/lib64/dri", 14);
 		dirs_add(&d, "/usr/lib/dri", 12);
 		dirs_add(&d, "/usr/local/lib/dri", 18);
@@ -1243,6 +1342,12 @@ dr_check_video(const struct dr_ctx *ctx, struct dr_report *r)
 
 		dr_evidence(f, "PATH=%s",
 		            path && *path ? path : "(unset: the default directories)");
+	} else if (ff->unchecked) {
+		struct dr_finding *f = dr_add(r, "setup.video.no_ffmpeg", DR_INFO,
+		                              "ffmpeg (%s) %s: its GPU support was not checked",
+		                              ff->abs, ff->unchecked);
+
+		dr_evidence(f, "%s: %s", ff->abs, ff->unchecked);
 	} else if (ff->lib_missing) {
 		struct dr_finding *f =
 		        dr_add(r, "setup.video.no_ffmpeg", DR_INFO,

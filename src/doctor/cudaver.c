@@ -162,6 +162,24 @@ cuda_support(int driver_cuda, const char *driver, int major, int minor)
 	return ver_cmp(driver, rel->compat_driver) >= 0 ? CUDA_MINOR_COMPAT : CUDA_TOO_NEW;
 }
 
+int
+cuda_toolkit_for(int driver_cuda)
+{
+	const struct cuda_release *t;
+	size_t n = cuda_releases(&t);
+	int best = 0, newest = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].nvml > newest)
+			newest = t[i].nvml;
+		if (t[i].nvml <= driver_cuda && t[i].nvml > best)
+			best = t[i].nvml;
+	}
+	if (driver_cuda <= 0)
+		return 0;
+	return driver_cuda > newest ? driver_cuda : best;
+}
+
 const char *
 cuda_ver_str(int nvml, char *buf, size_t size)
 {

@@ -47,6 +47,14 @@ enum cuda_support {
  */
 enum cuda_support cuda_support(int driver_cuda, const char *driver, int major, int minor);
 
+/*
+ * The newest CUDA toolkit (12040 form) a driver of CUDA driver_cuda can
+ * install and fully support: the newest release in the table at or below
+ * it (a driver of CUDA 12.7, R565, gets 12.6: there is no CUDA 12.7
+ * toolkit), or driver_cuda itself when it is newer than every row. 0 for 0.
+ */
+int cuda_toolkit_for(int driver_cuda);
+
 /* "12.4" from 12040 into buf. */
 const char *cuda_ver_str(int nvml, char *buf, size_t size);
 

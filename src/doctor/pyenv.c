@@ -20,10 +20,19 @@
 
 #define SMALL_FILE (64 * 1024) /* version.py, METADATA, build_info.py are a few KiB */
 
-/* file_read() of a path as it is (relative or absolute), at most SMALL_FILE bytes */
+/*
+ * file_read() of a regular file at path as it is (relative or absolute), at
+ * most SMALL_FILE bytes. Anything else is not read: a FIFO would block the
+ * open() for good, a device could be endless.
+ */
 static int
 read_small(const char *path, struct strbuf *sb)
 {
+	struct stat st;
+
+	strbuf_reset(sb);
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return -1;
 	return file_read(path[0] == '/' ? NULL : ".", path, sb, SMALL_FILE, NULL);
 }
 
@@ -32,14 +41,33 @@ py_normalize(char *buf, size_t size, const char *name, size_t len)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < len && n + 1 < size; i++) {
+	if (!size)
+		return NULL;
+	for (size_t i = 0; i < len && name[i] && n + 1 < size; i++) {
 		char c = name[i];
 
 		buf[n++] = c == '-' || c == '.' ? '_' : (char)tolower((unsigned char)c);
 	}
-	if (size)
-		buf[n] = '\0';
+	buf[n] = '\0';
+	/* a name cut short would be another one ("nvidia_x_cu12_long..." -> "nvidia_x_cu12") */
+	if (n < len && name[n]) {
+		buf[0] = '\0';
+		return NULL;
+	}
 	return buf;
+}
+
+/* "%.*s" of s into buf; false (buf "") when it does not fit: a cut value means something else */
+static bool
+copy_exact(char *buf, size_t size, const char *s, size_t len)
+{
+	if (len >= size || memchr(s, '\0', len)) {
+		buf[0] = '\0';
+		return false;
+	}
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	return true;
 }
 
 static bool
@@ -85,57 +113,116 @@ real_or_same(char *buf, size_t size, const char *path)
 
 /* --- reading one site-packages directory ------------------------------------------ */
 
-/* The value of a Python assignment "name = 'x'" / "name: T = 'x'" in text; "" for None. */
-static bool
+enum py_value {
+	PV_ABSENT = 0, /* no such assignment */
+	PV_NONE,       /* name = None */
+	PV_STR,        /* name = 'x' */
+	PV_OTHER,      /* something else: an expression, an unclosed string, a value too long */
+};
+
+/*
+ * The value of a Python assignment "name = 'x'" / "name: T = 'x'" at the
+ * start of a line of text into out ("" unless PV_STR); the last one counts,
+ * as in Python.
+ */
+static enum py_value
 py_assign(const char *text, const char *name, char *out, size_t size)
 {
 	size_t nlen = strlen(name);
+	enum py_value v = PV_ABSENT;
 
+	out[0] = '\0';
 	for (const char *line = text; line && *line;) {
 		const char *eol = strchr(line, '\n');
+		const char *end = eol ? eol : line + strlen(line);
 		const char *p = line;
 
 		if (!strncmp(p, name, nlen) &&
 		    (p[nlen] == ' ' || p[nlen] == '=' || p[nlen] == ':')) {
-			const char *eq = memchr(p, '=', (size_t)((eol ? eol : p + strlen(p)) - p));
+			const char *eq = memchr(p, '=', (size_t)(end - p));
 
 			if (eq) {
-				p = eq + 1;
-				while (*p == ' ')
-					p++;
-				if (*p == '\'' || *p == '"') {
-					const char *end = strchr(p + 1, *p);
+				const char *q;
 
-					if (end && (!eol || end < eol)) {
-						snprintf(out, size, "%.*s", (int)(end - p - 1),
-						         p + 1);
-						return true;
-					}
-				}
-				out[0] = '\0'; /* None, or something else that is no string */
-				return true;
+				for (p = eq + 1; *p == ' ' || *p == '\t'; p++)
+					;
+				for (q = end; q > p && (q[-1] == ' ' || q[-1] == '\t' ||
+				                        q[-1] == '\r' || q[-1] == ';');
+				     q--)
+					;
+				out[0] = '\0';
+				v = PV_OTHER;
+				if ((*p == '\'' || *p == '"') && q - p >= 2 && q[-1] == *p &&
+				    !memchr(p + 1, *p, (size_t)(q - p - 2)) &&
+				    copy_exact(out, size, p + 1, (size_t)(q - p - 2)))
+					v = PV_STR;
+				else if (q - p == 4 && !strncmp(p, "None", 4))
+					v = PV_NONE;
 			}
 		}
 		line = eol ? eol + 1 : NULL;
 	}
-	return false;
+	if (v != PV_STR)
+		out[0] = '\0';
+	return v;
 }
 
+/*
+ * torch/version.py: __version__ and cuda must be read (hip may be absent,
+ * as in old releases) for the file to count; a value that is no string
+ * and no None leaves the build unknown rather than taken for a CPU one.
+ */
 static void
 read_torch_version(struct py_site *site)
 {
+	struct py_torch *t = &site->torch;
 	struct strbuf sb = STRBUF_INIT;
 	char path[PATH_MAX + 32];
 
 	snprintf(path, sizeof(path), "%s/torch/version.py", site->dir);
 	if (!read_small(path, &sb)) {
-		site->torch.version_py = true;
-		py_assign(sb.buf, "__version__", site->torch.version, sizeof(site->torch.version));
-		py_assign(sb.buf, "cuda", site->torch.cuda, sizeof(site->torch.cuda));
-		py_assign(sb.buf, "hip", site->torch.hip, sizeof(site->torch.hip));
-		py_assign(sb.buf, "git_version", site->torch.git, sizeof(site->torch.git));
+		enum py_value ver =
+		        py_assign(sb.buf, "__version__", t->version, sizeof(t->version));
+		enum py_value cuda = py_assign(sb.buf, "cuda", t->cuda, sizeof(t->cuda));
+		enum py_value hip = py_assign(sb.buf, "hip", t->hip, sizeof(t->hip));
+
+		py_assign(sb.buf, "git_version", t->git, sizeof(t->git));
+		t->version_py = ver == PV_STR && t->version[0] &&
+		                (cuda == PV_STR || cuda == PV_NONE) && hip != PV_OTHER;
+		if (!t->version_py)
+			t->version[0] = t->cuda[0] = t->hip[0] = t->git[0] = '\0';
 	}
 	strbuf_release(&sb);
+}
+
+/*
+ * "nvidia-cudnn-cu12==9.1.0.70; platform_system == \"Linux\"" (or the old
+ * "nvidia-cudnn-cu12 (==9.1.0.70)") into a pin; false for anything but one
+ * exact == version (>=, ===, a marker's ==).
+ */
+static bool
+parse_pin(struct py_dist *d, const char *p, size_t len)
+{
+	size_t nlen = strcspn(p, " =<>!~;([,");
+	const char *v, *eq;
+	size_t vlen;
+
+	if (nlen > len)
+		return false;
+	eq = p + nlen;
+	while (eq < p + len && (*eq == ' ' || *eq == '('))
+		eq++;
+	if (p + len - eq < 3 || eq[0] != '=' || eq[1] != '=' || eq[2] == '=')
+		return false;
+	for (v = eq + 2; v < p + len && *v == ' '; v++)
+		;
+	vlen = strcspn(v, " ;,)");
+	if (v + vlen > p + len)
+		vlen = (size_t)(p + len - v);
+	if (!vlen || memchr(v, '*', vlen)) /* ==12.* is a range */
+		return false;
+	return py_normalize(d->name, sizeof(d->name), p, nlen) &&
+	       copy_exact(d->version, sizeof(d->version), v, vlen);
 }
 
 /* METADATA's Version and its nvidia-*==x pins, extras left out. */
@@ -151,26 +238,31 @@ read_torch_metadata(struct py_site *site)
 		goto out;
 	for (char *line = sb.buf; line && *line;) {
 		char *eol = strchr(line, '\n');
-		const char *p, *eq;
+		const char *p;
+		size_t len;
 
 		if (eol)
 			*eol = '\0';
+		len = strlen(line);
+		while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
+			line[--len] = '\0';
 		if (!strncmp(line, "Version:", 8)) {
+			char v[PY_NAME];
+
 			for (p = line + 8; *p == ' '; p++)
 				;
-			snprintf(t->meta_version, sizeof(t->meta_version), "%s", p);
-		} else if (!strncmp(line, "Requires-Dist:", 14) && !strstr(line, "extra ==")) {
+			if (copy_exact(v, sizeof(v), p, strlen(p)) && v[0])
+				memcpy(t->meta_version, v, sizeof(v));
+		} else if (!strncmp(line, "Requires-Dist:", 14) && !strstr(line, "extra ==") &&
+		           !strstr(line, "extra==")) {
+			struct py_dist d;
+
 			for (p = line + 14; *p == ' '; p++)
 				;
-			eq = strstr(p, "==");
-			if (!strncasecmp(p, "nvidia-", 7) && eq) {
-				struct py_dist *d;
-				size_t vlen = strcspn(eq + 2, " ;,");
-
+			/* the requirement, without its environment marker */
+			if (!strncasecmp(p, "nvidia-", 7) && parse_pin(&d, p, strcspn(p, ";"))) {
 				ALLOC_GROW(t->pin, t->nr_pin + 1, t->alloc_pin);
-				d = &t->pin[t->nr_pin++];
-				py_normalize(d->name, sizeof(d->name), p, strcspn(p, " =<>!~;"));
-				snprintf(d->version, sizeof(d->version), "%.*s", (int)vlen, eq + 2);
+				t->pin[t->nr_pin++] = d;
 			}
 		}
 		line = eol ? eol + 1 : NULL;
@@ -179,9 +271,13 @@ out:
 	strbuf_release(&sb);
 }
 
-/* ('cuda_version', '12.3') or 'cuda_version': '12.3' in build_info.py */
+/*
+ * ('cuda_version', '12.3') or 'cuda_version': '12.3' in build_info.py (2.3
+ * on), else the module-level "alt = '10.0'" of older releases; "" when
+ * absent or when the value does not fit out.
+ */
 static void
-tf_value(const char *text, const char *key, char *out, size_t size)
+tf_value(const char *text, const char *key, const char *alt, char *out, size_t size)
 {
 	char quoted[64];
 	const char *p, *q;
@@ -189,18 +285,36 @@ tf_value(const char *text, const char *key, char *out, size_t size)
 	out[0] = '\0';
 	snprintf(quoted, sizeof(quoted), "'%s'", key);
 	p = strstr(text, quoted);
-	if (!p)
+	if (!p) {
+		if (py_assign(text, alt, out, size) == PV_OTHER) {
+			/* is_cuda_build = True: a bare word */
+			for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+				size_t alen = strlen(alt);
+
+				if (strncmp(p, alt, alen) || (p[alen] != ' ' && p[alen] != '='))
+					continue;
+				for (p += alen; *p == ' ' || *p == '='; p++)
+					;
+				q = p +
+				    strspn(p,
+				           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz");
+				copy_exact(out, size, p, (size_t)(q - p));
+			}
+		}
 		return;
+	}
 	p += strlen(quoted);
-	while (*p == ',' || *p == ':' || *p == ' ')
+	while (*p == ',' || *p == ':' || *p == ' ' || *p == ']' || *p == '=') /* d['k'] = v */
 		p++;
 	if (*p == '\'' || *p == '"') {
 		q = strchr(p + 1, *p);
-		if (q)
-			snprintf(out, size, "%.*s", (int)(q - p - 1), p + 1);
+		if (q && !memchr(p + 1, '\n', (size_t)(q - p - 1)))
+			copy_exact(out, size, p + 1, (size_t)(q - p - 1));
 	} else {
-		q = p + strcspn(p, ",)}\n");
-		snprintf(out, size, "%.*s", (int)(q - p), p);
+		q = p + strcspn(p, ",)}\r\n");
+		while (q > p && q[-1] == ' ')
+			q--;
+		copy_exact(out, size, p, (size_t)(q - p));
 	}
 }
 
@@ -211,35 +325,69 @@ read_tf_build_info(struct py_site *site)
 	char path[PATH_MAX + 64], v[16];
 
 	snprintf(path, sizeof(path), "%s/tensorflow/python/platform/build_info.py", site->dir);
+	site->tf.is_cuda = site->tf.is_rocm = -1;
 	if (!read_small(path, &sb)) {
 		site->tf.build_info = true;
-		tf_value(sb.buf, "cuda_version", site->tf.cuda, sizeof(site->tf.cuda));
-		tf_value(sb.buf, "cudnn_version", site->tf.cudnn, sizeof(site->tf.cudnn));
-		tf_value(sb.buf, "is_cuda_build", v, sizeof(v));
+		tf_value(sb.buf, "cuda_version", "cuda_version_number", site->tf.cuda,
+		         sizeof(site->tf.cuda));
+		tf_value(sb.buf, "cudnn_version", "cudnn_version_number", site->tf.cudnn,
+		         sizeof(site->tf.cudnn));
+		tf_value(sb.buf, "is_cuda_build", "is_cuda_build", v, sizeof(v));
 		site->tf.is_cuda = !strcmp(v, "True") ? 1 : !strcmp(v, "False") ? 0 : -1;
-		tf_value(sb.buf, "is_rocm_build", v, sizeof(v));
+		tf_value(sb.buf, "is_rocm_build", "is_rocm_build", v, sizeof(v));
 		site->tf.is_rocm = !strcmp(v, "True") ? 1 : !strcmp(v, "False") ? 0 : -1;
 	}
 	strbuf_release(&sb);
 }
 
-/* "jax_cuda12_plugin" -> 12 */
+/* "jax_cuda12_plugin" -> 12; 0 when no CUDA major of one or two digits follows "cuda" */
 static int
 cuda_major_in(const char *name)
 {
 	const char *p = strstr(name, "cuda");
+	size_t n;
 
-	return p && isdigit((unsigned char)p[4]) ? (int)strtol(p + 4, NULL, 10) : 0;
+	if (!p)
+		return 0;
+	n = strspn(p + 4, "0123456789");
+	if (n < 1 || n > 2 || p[4] == '0')
+		return 0;
+	return n == 1 ? p[4] - '0' : (p[4] - '0') * 10 + (p[5] - '0');
+}
+
+/*
+ * cupy_cuda12x, cupy_cuda11x: a major (minor -1); cupy_cuda117, cupy_cuda102:
+ * major and minor; cupy_cuda92, cupy_cuda80: one digit each. Anything else:
+ * major -1 (unknown).
+ */
+static void
+cupy_cuda(struct py_cupy *c, const char *v)
+{
+	size_t n = strspn(v, "0123456789");
+
+	c->major = c->minor = -1;
+	if (v[0] == '0')
+		return;
+	if (n == 2 && !strcmp(v + 2, "x")) {
+		c->major = (v[0] - '0') * 10 + (v[1] - '0');
+	} else if (n == 2 && !v[2]) {
+		c->major = v[0] - '0';
+		c->minor = v[1] - '0';
+	} else if (n == 3 && !v[3]) {
+		c->major = (v[0] - '0') * 10 + (v[1] - '0');
+		c->minor = v[2] - '0';
+	}
 }
 
 /* One entry of the directory: a package dir or a dist-info. */
 static void
 site_entry(struct py_site *site, const char *name)
 {
-	const char *dash, *dot = strstr(name, ".dist-info");
+	size_t len = strlen(name);
+	const char *dash, *dot = len > 10 ? name + len - 10 : NULL;
 	char dn[PY_NAME], ver[PY_NAME];
 
-	if (!dot || dot[10]) {
+	if (!dot || strcmp(dot, ".dist-info")) {
 		if (!strcmp(name, "torch"))
 			site->torch.found = true;
 		else if (!strcmp(name, "tensorflow"))
@@ -247,10 +395,10 @@ site_entry(struct py_site *site, const char *name)
 		return;
 	}
 	dash = memchr(name, '-', (size_t)(dot - name));
-	if (!dash)
+	/* a name or a version that does not fit is another one cut short: not taken */
+	if (!dash || !py_normalize(dn, sizeof(dn), name, (size_t)(dash - name)) ||
+	    !copy_exact(ver, sizeof(ver), dash + 1, (size_t)(dot - dash - 1)))
 		return;
-	py_normalize(dn, sizeof(dn), name, (size_t)(dash - name));
-	snprintf(ver, sizeof(ver), "%.*s", (int)(dot - dash - 1), dash + 1);
 	if (!strcmp(dn, "torch")) {
 		site->torch.found = true;
 		snprintf(site->torch.dist_info, sizeof(site->torch.dist_info), "%s", name);
@@ -282,26 +430,14 @@ site_entry(struct py_site *site, const char *name)
 		snprintf(site->jax.pjrt_version, sizeof(site->jax.pjrt_version), "%s", ver);
 	} else if (!strncmp(dn, "cupy_cuda", 9) || !strncmp(dn, "cupy_rocm", 9)) {
 		struct py_cupy *c = &site->cupy;
-		const char *v = dn + 9;
 
 		c->found = true;
 		snprintf(c->dist, sizeof(c->dist), "%s", dn);
 		snprintf(c->version, sizeof(c->version), "%s", ver);
 		c->rocm = dn[5] == 'r';
 		c->major = c->minor = -1;
-		/* cupy-cuda12x, cupy-cuda11x: a major; cupy-cuda117, cupy-cuda102: major.minor */
-		if (!c->rocm && isdigit((unsigned char)v[0]) && isdigit((unsigned char)v[1])) {
-			if (v[2] == 'x') {
-				c->major = (v[0] - '0') * 10 + (v[1] - '0');
-			} else if (isdigit((unsigned char)v[2])) {
-				c->major = (v[0] - '0') * 10 + (v[1] - '0');
-				c->minor = (int)strtol(v + 2, NULL, 10);
-				if (c->major > 20) { /* cupy-cuda92: 9.2 */
-					c->major = v[0] - '0';
-					c->minor = (int)strtol(v + 1, NULL, 10);
-				}
-			}
-		}
+		if (!c->rocm)
+			cupy_cuda(c, dn + 9);
 	}
 }
 
@@ -511,14 +647,16 @@ cfg_value(const char *text, const char *key, char *out, size_t size)
 	return false;
 }
 
-/* "3.11.9" -> "3.11" */
+/* "3.11.9" -> "3.11"; "" for what is no Python 3 version (the paths are python3.N) */
 static void
 short_ver(char *out, size_t size, const char *v)
 {
-	const char *dot = strchr(v, '.');
-	size_t len = dot ? 1 + (size_t)(dot - v) + strspn(dot + 1, "0123456789") : 0;
+	size_t len = 0;
 
-	snprintf(out, size, "%.*s", (int)len, v);
+	if (v[0] == '3' && v[1] == '.' && isdigit((unsigned char)v[2]))
+		len = 2 + strspn(v + 2, "0123456789");
+	if (!copy_exact(out, size, v, len))
+		out[0] = '\0';
 }
 
 /* conda-meta/pytorch-<version>-<build>.json and pytorch-cuda-<version>-<build>.json */
@@ -541,20 +679,33 @@ read_conda_meta(struct py_interp *in)
 			continue;
 		if (!strncmp(n, "pytorch-cuda-", 13) && isdigit((unsigned char)n[13])) {
 			v = n + 13;
-			snprintf(in->conda_pytorch_cuda, sizeof(in->conda_pytorch_cuda), "%.*s",
-			         (int)strcspn(v, "-"), v);
+
+			size_t vlen = strcspn(v, "-");
+
+			if (vlen > len - 18) /* up to ".json" */
+				vlen = len - 18;
+			copy_exact(in->conda_pytorch_cuda, sizeof(in->conda_pytorch_cuda), v, vlen);
 		} else if (!strncmp(n, "pytorch-", 8) && isdigit((unsigned char)n[8])) {
 			v = n + 8;
 			b = strchr(v, '-');
 			if (!b)
 				continue;
+			if (!copy_exact(in->conda_version, sizeof(in->conda_version), v,
+			                (size_t)(b - v)))
+				continue;
 			snprintf(in->conda_torch, sizeof(in->conda_torch), "%s", n);
-			snprintf(in->conda_version, sizeof(in->conda_version), "%.*s", (int)(b - v),
-			         v);
+			/* the build string, without ".json": py3.11_cuda12.1_cudnn9.1.0_0 */
+			in->conda_cuda[0] = '\0';
 			c = strstr(b, "cuda");
-			if (c && isdigit((unsigned char)c[4]))
-				snprintf(in->conda_cuda, sizeof(in->conda_cuda), "%.*s",
-				         (int)strspn(c + 4, "0123456789."), c + 4);
+			if (c && c < n + len - 5 && isdigit((unsigned char)c[4])) {
+				size_t clen = strspn(c + 4, "0123456789.");
+
+				if (c + 4 + clen > n + len - 5)
+					clen = (size_t)(n + len - 5 - (c + 4));
+				while (clen && c[4 + clen - 1] == '.')
+					clen--;
+				copy_exact(in->conda_cuda, sizeof(in->conda_cuda), c + 4, clen);
+			}
 			in->conda_cpu = strstr(b, "cpu") != NULL;
 		}
 	}
@@ -649,6 +800,8 @@ add_interp(struct py_scan *s, const char *root, const char *prefix, const char *
 		char base[PATH_MAX], *slash;
 
 		env_path(base, sizeof(base), root, val);
+		while (strlen(base) > 1 && base[strlen(base) - 1] == '/')
+			base[strlen(base) - 1] = '\0';
 		slash = strrchr(base, '/');
 		if (slash && slash != base)
 			*slash = '\0';
@@ -724,7 +877,8 @@ pyenv_prefix(char *prefix, size_t size, const char *shims, const char *root,
 		snprintf(file, sizeof(file), "%s/version", top);
 		first_word(file, ver, sizeof(ver));
 	}
-	if (!ver[0] || !strcmp(ver, "system") || strchr(ver, '/'))
+	if (!ver[0] || !strcmp(ver, "system") || strchr(ver, '/') || !strcmp(ver, ".") ||
+	    !strcmp(ver, ".."))
 		return 0;
 	if ((size_t)snprintf(prefix, size, "%s/versions/%s", top, ver) >= size)
 		return 0;
@@ -733,13 +887,19 @@ pyenv_prefix(char *prefix, size_t size, const char *shims, const char *root,
 
 /*
  * The first python3 on PATH (under root); its prefix is the directory above
- * bin/ (a pyenv shim: the version pyenv would run).
+ * bin/ (a pyenv shim: the version pyenv would run), never above root.
+ * Empty and relative entries (the working directory, for a shell) are
+ * skipped: doctor's own directory is not where the user's jobs run.
  */
 static bool
 python_on_path(char *prefix, size_t size, const char *root, const char *(*getenv_fn)(const char *))
 {
 	const char *p = getenv_fn("PATH");
 	char dir[PATH_MAX], full[PATH_MAX], exe[PATH_MAX + 16];
+	size_t rlen = strlen(root);
+
+	while (rlen > 0 && root[rlen - 1] == '/')
+		rlen--;
 
 	while (p && *p) {
 		size_t len = strcspn(p, ":");
@@ -762,7 +922,7 @@ python_on_path(char *prefix, size_t size, const char *root, const char *(*getenv
 					continue;
 				}
 				slash = strrchr(full, '/');
-				if (slash && slash != full)
+				if (slash && slash != full && (size_t)(slash - full) >= rlen)
 					*slash = '\0';
 				snprintf(prefix, size, "%s", full);
 				return true;
@@ -787,14 +947,21 @@ py_scan(struct py_scan *s, const char *root, const char *(*getenv_fn)(const char
 	v = getenv_fn("VIRTUAL_ENV");
 	if (v && *v) {
 		env_path(prefix, sizeof(prefix), root, v);
-		add_interp(s, root, prefix, "VIRTUAL_ENV", getenv_fn);
+		if (is_dir(prefix))
+			add_interp(s, root, prefix, "VIRTUAL_ENV", getenv_fn);
+		else /* a venv since removed, or a file: no interpreter there */
+			strbuf_addf(&s->searched, "VIRTUAL_ENV %s (no such directory)", prefix);
 	} else {
 		strbuf_addstr(&s->searched, "VIRTUAL_ENV (unset)");
 	}
 	v = getenv_fn("CONDA_PREFIX");
 	if (v && *v) {
 		env_path(prefix, sizeof(prefix), root, v);
-		add_interp(s, root, prefix, "CONDA_PREFIX", getenv_fn);
+		if (is_dir(prefix))
+			add_interp(s, root, prefix, "CONDA_PREFIX", getenv_fn);
+		else
+			strbuf_addf(&s->searched, "%sCONDA_PREFIX %s (no such directory)",
+			            s->searched.len ? ", " : "", prefix);
 	} else {
 		strbuf_addf(&s->searched, "%sCONDA_PREFIX (unset)", s->searched.len ? ", " : "");
 	}
@@ -816,6 +983,8 @@ strip_root(char *path, const char *root, size_t len)
 {
 	if (!strncmp(path, root, len) && path[len] == '/')
 		memmove(path, path + len, strlen(path + len) + 1);
+	else if (!strncmp(path, root, len) && !path[len]) /* the root itself */
+		snprintf(path, 2, "/");
 }
 
 void
@@ -833,11 +1002,12 @@ py_scan_show_under(struct py_scan *s, const char *root)
 	for (size_t i = 0; i < s->nr_in; i++)
 		strip_root(s->in[i].prefix, root, len);
 	for (const char *p = s->searched.buf; *p;) {
-		const char *hit = strstr(p, root);
+		const char *hit = p;
 
-		while (hit && hit[len] != '/')
-			hit = strstr(hit + 1, root);
-		if (!hit) {
+		/* root without its trailing slashes, then a '/' */
+		while (*hit && (strncmp(hit, root, len) || hit[len] != '/'))
+			hit++;
+		if (!*hit) {
 			strbuf_addstr(&out, p);
 			break;
 		}

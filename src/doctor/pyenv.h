@@ -25,8 +25,8 @@ struct py_dist {
 };
 
 struct py_torch {
-	bool found;            /* a torch/ package or a torch dist-info */
-	bool version_py;       /* torch/version.py was read */
+	bool found;      /* a torch/ package or a torch dist-info */
+	bool version_py; /* torch/version.py was read: __version__ and cuda (a string or None) */
 	char version[PY_NAME]; /* __version__ ("2.5.1+cu124"), or the dist-info's */
 	char cuda[32];         /* torch.version.cuda, "" for None */
 	char hip[PY_NAME];     /* torch.version.hip, "" for None */
@@ -39,10 +39,10 @@ struct py_torch {
 
 struct py_tf {
 	bool found;
-	char version[PY_NAME]; /* from the dist-info name */
-	bool build_info;       /* build_info.py was read */
-	char cuda[16], cudnn[16];
-	int is_cuda, is_rocm; /* 1, 0, or -1 unknown */
+	char version[PY_NAME];    /* from the dist-info name */
+	bool build_info;          /* build_info.py was read */
+	char cuda[16], cudnn[16]; /* "" unknown */
+	int is_cuda, is_rocm;     /* 1, 0, or -1 unknown */
 };
 
 struct py_jax {
@@ -136,7 +136,11 @@ bool py_site_has_framework(const struct py_site *site);
 /* The installed nvidia dist of the given normalized name in site, or NULL. */
 const struct py_dist *py_site_nvidia(const struct py_site *site, const char *name);
 
-/* "nvidia-cublas-cu12" -> "nvidia_cublas_cu12" (lowercase, '-' and '.' to '_') into buf. */
+/*
+ * "nvidia-cublas-cu12" -> "nvidia_cublas_cu12" (lowercase, '-' and '.' to '_')
+ * into buf (the first len bytes of name, up to a NUL). Returns buf, or NULL
+ * (buf "") when the name does not fit: cut short, it would be another one.
+ */
 const char *py_normalize(char *buf, size_t size, const char *name, size_t len);
 
 #endif

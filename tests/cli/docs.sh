@@ -97,6 +97,17 @@ if [ -z "$missing" ]; then
 else
 	not_ok "doctor ids missing from docs/doctor.md:$missing"
 fi
+# every id is asserted by a unit test or shown by a golden case
+missing=""
+for id in $("$bin" doctor --list | awk '{ print $1 }'); do
+	grep -qF "\"$id\"" tests/unit/t_doctor*.c ||
+		grep -qF "\"id\":\"$id\"" tests/golden/doctor-*/expected.out || missing="$missing $id"
+done
+if [ -z "$missing" ]; then
+	ok "every doctor finding id is triggered by a test"
+else
+	not_ok "doctor ids no test triggers:$missing"
+fi
 missing=$(awk '/^```/ { inblock = !inblock; next } inblock' README.md |
 	grep -E '^(ERROR|WARN|INFO|ok)  |^        (id|evidence) ' | while IFS= read -r line; do
 	cat tests/golden/doctor-*/expected.out | grep -qxF -- "$line" || echo "$line"

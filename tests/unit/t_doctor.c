@@ -227,6 +227,44 @@ main(void)
 	all_in_catalog(&r, "mixed");
 	dr_report_release(&r);
 
+	/* a radeon card, made at run time; a sysfs that is not there */
+	{
+		char dev[4096], drv[4096];
+
+		make_tmp_dir("t_doctor");
+		join(dev, sizeof(dev), tmp_dir, "sys/bus/pci/devices/0000:01:00.0");
+		make_dirs(dev);
+		write_at(dev, "class", "0x030000\n");
+		write_at(dev, "vendor", "0x1002\n");
+		write_at(dev, "device", "0x6798\n");
+		join(drv, sizeof(drv), tmp_dir, "sys/bus/pci/drivers/radeon");
+		make_dirs(drv);
+		link_at(dev, "driver", "../../drivers/radeon");
+		{
+			char root[4096];
+			struct gs_config cfg;
+			struct dr_ctx ctx = { 0 };
+
+			join(root, sizeof(root), tmp_dir, "sys");
+			gs_config_init(&cfg);
+			cfg.sysfs_root = root;
+			ctx.cfg = &cfg;
+			dr_check_pci(&ctx, &r);
+			ok(r.nr == 1 && count_id(&r, "setup.pci.radeon") == 1 &&
+			           r.f[0].severity == DR_INFO && strstr(r.f[0].action, "amdgpu.si_support=1"),
+			   "radeon: an AMD card on the legacy driver (info, how to move to amdgpu)");
+			dr_report_release(&r);
+			join(root, sizeof(root), tmp_dir, "no-such-sys");
+			dr_check_pci(&ctx, &r);
+			ok(r.nr == 1 && count_id(&r, "setup.pci.unreadable") == 1 &&
+			           strstr(r.f[0].evidence[0], "no-such-sys/bus/pci/devices"),
+			   "a sysfs that is not there: the PCI bus is unreadable (warning)");
+			all_in_catalog(&r, "unreadable");
+			dr_report_release(&r);
+		}
+		rm_tree(tmp_dir);
+	}
+
 	test_cuda_env();
 	strbuf_release(&sb);
 	return done_testing();

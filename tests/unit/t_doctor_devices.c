@@ -152,6 +152,8 @@ static const struct who alice = { ALICE, false }, alice_render = { ALICE, true }
                         superuser = { 0, false };
 static struct nvml_probe nvml;
 static bool use_nvml;
+static const unsigned *many_groups; /* instead of the who's groups, when set */
+static size_t nr_many_groups;
 
 static void
 run(const struct who *w, struct dr_report *r)
@@ -171,6 +173,10 @@ run(const struct who *w, struct dr_report *r)
 	ctx.gid = USERS;
 	ctx.groups = groups;
 	ctx.nr_groups = w->in_group ? 2 : 1;
+	if (many_groups) {
+		ctx.groups = many_groups;
+		ctx.nr_groups = nr_many_groups;
+	}
 	dr_check_devices(&ctx, r);
 	for (size_t i = 0; i < r->nr; i++) {
 		bool known = false;
@@ -265,6 +271,23 @@ test_nvidia(void)
 	f = expect(&alice, &r, "setup.dev.missing");
 	ok(f && strstr(f->title, "/dev/nvidia0") && evidence_has(f, "assumed from bus order"),
 	   "nvidia: minor unknown: /dev/nvidia0 assumed, and said so");
+	/* a minor that cannot be a GPU's: not believed */
+	put(proc_root, "/driver/nvidia/gpus/0000:3b:00.0/information", "Device Minor: \t -1\n");
+	f = expect(&alice, &r, "setup.dev.missing");
+	ok(f && strstr(f->title, "/dev/nvidia0") && evidence_has(f, "assumed from bus order") &&
+	           !strstr(f->title, "/dev/nvidia4294967295"),
+	   "nvidia: 'Device Minor: -1': bus order, not /dev/nvidia4294967295");
+	put(proc_root, "/driver/nvidia/gpus/0000:3b:00.0/information",
+	    "Model: X\nDevice Minor: 4294967298\n");
+	f = expect(&alice, &r, "setup.dev.missing");
+	ok(f && strstr(f->title, "/dev/nvidia0") && !strstr(f->title, "/dev/nvidia2,") &&
+	           evidence_has(f, "assumed from bus order"),
+	   "nvidia: a minor past 32 bits is not wrapped to 2");
+	put(proc_root, "/driver/nvidia/gpus/0000:3b:00.0/information", "Device Minor: 255\n");
+	f = expect(&alice, &r, "setup.dev.missing");
+	ok(f && strstr(f->title, "/dev/nvidia0") && evidence_has(f, "assumed from bus order"),
+	   "nvidia: minor 255 is nvidiactl's, not a GPU's");
+	put(proc_root, "/driver/nvidia/gpus/0000:3b:00.0/information", "garbage\n");
 	node("/dev/nvidia0", 0600);
 	f = expect(&alice, &r, "setup.dev.no_access");
 	ok(f && f->severity == DR_ERROR && strstr(f->title, "/dev/nvidia0") &&
@@ -359,6 +382,56 @@ test_drm(void)
 	pci("0000:02:00.0", 0x1a03, "ast");
 	ok(!expect(&alice, &r, "setup.dev.missing") && r.nr == 0,
 	   "ast: a display-only driver without a render node: nothing");
+	dr_report_release(&r);
+}
+
+/* Malformed /etc/passwd and /etc/group lines; a session in thousands of groups. */
+static void
+test_accounts(void)
+{
+	struct dr_report r = DR_REPORT_INIT;
+	const struct dr_finding *f;
+	static unsigned lots[5000];
+	char text[512];
+
+	fresh("accounts");
+	pci("0000:03:00.0", 0x1002, "amdgpu");
+	render("renderD128", "0000:03:00.0");
+	sys_dirs("/class/kfd/kfd");
+	node("/dev/dri/renderD128", 0660);
+	node("/dev/kfd", 0660);
+	/* "4242x" and "" are no uid: mallory and the comment are not alice */
+	put(root, "/etc/passwd",
+	    "# comment:x::\nmallory:x:4242x:100::/:/bin/sh\nalice:x:4242:100::/home/alice:/bin/sh\n");
+	fmt(text, sizeof(text), "bogus:x:%ux:\nusers:x:%u:\nrender:x:%u:alice\n", node_gid, USERS,
+	    node_gid);
+	put(root, "/etc/group", text);
+	f = expect(&alice, &r, "setup.dev.relogin");
+	ok(f && evidence_has(f, "uid 4242 (alice)") &&
+	           evidence_has(f, "alice is a member of render") && !evidence_has(f, "mallory") &&
+	           !evidence_has(f, "bogus"),
+	   "accounts: uid '4242x' and gid '%ux' are not numbers: alice and render are found",
+	   node_gid);
+
+	/* a session in 5000 groups: a bounded evidence line, the rest counted */
+	for (size_t i = 0; i < sizeof(lots) / sizeof(lots[0]); i++)
+		lots[i] = 10000u + (unsigned)i;
+	many_groups = lots;
+	nr_many_groups = sizeof(lots) / sizeof(lots[0]);
+	f = expect(&alice, &r, "setup.dev.relogin");
+	ok(f && evidence_has(f, "and 4968 more") && !evidence_has(f, "10032(") &&
+	           evidence_has(f, "10031(?)"),
+	   "accounts: 5000 groups: 32 named, 'and 4968 more'");
+	many_groups = NULL;
+	nr_many_groups = 0;
+
+	/* no passwd entry for this uid at all, /etc/group unreadable (absent) */
+	put(root, "/etc/passwd", "root:x:0:0::/root:/bin/sh\n");
+	unnode("/etc/group");
+	f = expect(&alice, &r, "setup.dev.no_access");
+	ok(f && evidence_has(f, "uid 4242 (?)") && !find(&r, "setup.dev.relogin") &&
+	           action_has(f, "(gid "),
+	   "accounts: a uid without a passwd entry, no /etc/group: no access, gid by number");
 	dr_report_release(&r);
 }
 
@@ -534,6 +607,7 @@ main(void)
 
 	test_nvidia();
 	test_drm();
+	test_accounts();
 	test_acl();
 	test_container();
 

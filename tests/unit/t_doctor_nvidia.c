@@ -368,10 +368,19 @@ test_init(void)
 	run(&in, &r);
 	f = find(&r, "setup.nvidia.init_unknown");
 	ok(f && f->severity == DR_ERROR && says(f, "container") && says(f, ".dockerenv") &&
-	           says(f, "daemon-reload") && says(f, "create-dev-char-symlinks") &&
-	           says(f, "restart"),
-	   "init: Unknown Error in a container (/.dockerenv): daemon-reload, restart, "
+	           says(f, "daemon-reload") && says(f, "create-dev-char-symlinks --create-all") &&
+	           says(f, "start it again"),
+	   "init: Unknown Error in a container (/.dockerenv): daemon-reload, recreate, "
 	   "nvidia-ctk");
+	ok(says(f, "/lib/udev/rules.d/71-nvidia-dev-char.rules") &&
+	           says(f, "DEVPATH==\"/bus/pci/drivers/nvidia\"") &&
+	           says(f, "native.cgroupdriver=cgroupfs") && says(f, "/etc/docker/daemon.json") &&
+	           !says(f, "cdi generate"),
+	   "init: Unknown Error: NVIDIA's documented workarounds (the udev rule that makes the "
+	   "/dev/char links, docker's cgroupfs driver), not CDI, which is not one");
+	ok(strstr(dr_explain_find("setup.nvidia.init_unknown")->text, "71-nvidia-dev-char.rules") &&
+	           !strstr(dr_explain_find("setup.nvidia.init_unknown")->text, "cdi generate"),
+	   "init: the catalog gives the same workarounds");
 	dr_report_release(&r);
 	in.root = "doctor/nvidia/container-cgroup";
 	run(&in, &r);
@@ -492,10 +501,20 @@ test_devices(void)
 	s.dev[1].v[GF_COMPUTE_MODE] = CM_PROHIBITED;
 	run(&in, &r);
 	f = find(&r, "setup.nvidia.compute_prohibited");
-	ok(f && f->severity == DR_ERROR && says(f, "nvidia-smi -i 1 -c DEFAULT") &&
+	ok(f && f->severity == DR_WARNING && says(f, "nvidia-smi -i 1 -c DEFAULT") &&
 	           !find(&r, "setup.nvidia.compute_mode"),
-	   "compute: PROHIBITED: error, reset GPU 1 to DEFAULT");
+	   "compute: GPU 1 PROHIBITED, GPU 0 usable: a warning, reset GPU 1 to DEFAULT");
 	dr_report_release(&r);
+	s.dev[0].v[GF_COMPUTE_MODE] = CM_PROHIBITED;
+	run(&in, &r);
+	ok(r.nr >= 2 && dr_worst(&r) == DR_ERROR,
+	   "compute: every NVIDIA GPU PROHIBITED: nothing left for CUDA, an error");
+	for (size_t i = 0; i < r.nr; i++)
+		if (!strcmp(r.f[i].id, "setup.nvidia.compute_prohibited") &&
+		    r.f[i].severity != DR_ERROR)
+			ok(0, "compute: all prohibited: each is an error");
+	dr_report_release(&r);
+	s.dev[0].v[GF_COMPUTE_MODE] = CM_DEFAULT;
 	s.dev[1].v[GF_COMPUTE_MODE] = CM_EXCLUSIVE_PROCESS;
 	run(&in, &r);
 	f = find(&r, "setup.nvidia.compute_exclusive");
@@ -543,7 +562,7 @@ test_secure_boot(void)
 	copy_tree(from, root);
 	join(efi, sizeof(efi), root, "sys/firmware/efi/efivars");
 	make_dirs(efi);
-	write_bytes_at(efi, "SecureBoot-8be4df61-93ca-11d2-aa0d-e0a96311a7c0", sb_on,
+	write_bytes_at(efi, "SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c", sb_on,
 	               sizeof(sb_on));
 	in.root = root;
 
@@ -596,12 +615,149 @@ test_secure_boot(void)
 	           says(f, "Key was rejected by service") && says(f, "mokutil"),
 	   "secure boot: log unreadable, module absent, Secure Boot on: a likely cause, ranked");
 	dr_report_release(&r);
-	write_bytes_at(efi, "SecureBoot-8be4df61-93ca-11d2-aa0d-e0a96311a7c0", sb_off,
+	write_bytes_at(efi, "SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c", sb_off,
 	               sizeof(sb_off));
 	is_int(count(&in, "setup.nvidia.secure_boot_likely"), 0, "secure boot: off: not a cause");
 	in.root = "doctor/nvidia/unloaded";
 	is_int(count(&in, "setup.nvidia.secure_boot_likely"), 0,
 	       "secure boot: no EFI variable: nothing said");
+}
+
+/* A GPU passed through to a virtual machine (vfio-pci) needs no NVIDIA driver on the host. */
+static void
+test_vfio(void)
+{
+	static const unsigned char sb_on[] = { 0x06, 0, 0, 0, 1 };
+	struct nvml_probe p;
+	char root[1024], from[2200], dir[2200];
+	struct in in = { NULL, &p, NULL, NULL };
+	struct dr_report r = DR_REPORT_INIT;
+
+	fmt(root, sizeof(root), "%s/vfio", tmp_dir);
+	join(from, sizeof(from), fixtures, "doctor/nvidia/unloaded");
+	copy_tree(from, root);
+	join(dir, sizeof(dir), root, "sys/bus/pci/devices/0000:01:00.0");
+	link_at(dir, "driver", "../../../../bus/pci/drivers/vfio-pci");
+	join(dir, sizeof(dir), root, "sys/firmware/efi/efivars");
+	make_dirs(dir);
+	write_bytes_at(dir, "SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c", sb_on,
+	               sizeof(sb_on));
+	in.root = root;
+
+	memset(&p, 0, sizeof(p));
+	p.init_rc = -1;
+	snprintf(p.load_error, sizeof(p.load_error),
+	         "nvml: the NVIDIA driver library libnvidia-ml.so.1 is not installed");
+	run(&in, &r);
+	ok(r.nr == 0,
+	   "vfio: the only NVIDIA GPU is a VM's, no library, Secure Boot on, log unread: "
+	   "nothing (%zu)",
+	   r.nr);
+	dr_report_release(&r);
+
+	p = probe_fail(9, "Driver Not Loaded");
+	in.klog = "clean.txt";
+	run(&in, &r);
+	ok(!find(&r, "setup.nvidia.init_driver_not_loaded") && dr_worst(&r) < DR_WARNING,
+	   "vfio: the library installed, DRIVER_NOT_LOADED: not an error for a VM's GPU");
+	dr_report_release(&r);
+
+	/* the same GPU given back to the host: the library is missing again */
+	join(dir, sizeof(dir), root, "sys/bus/pci/devices/0000:01:00.0");
+	link_at(dir, "driver", "../../../../bus/pci/drivers/nouveau");
+	memset(&p, 0, sizeof(p));
+	p.init_rc = -1;
+	is_int(count(&in, "setup.nvidia.library_missing"), 1,
+	       "vfio: the GPU bound to a host driver instead: the library is missing");
+}
+
+/* A malformed /proc/driver/nvidia/version: no version is made up, nothing cut. */
+static void
+test_module_version(void)
+{
+	struct nvml_probe p = probe_ok("590.48.01");
+	char root[1024], from[2200], dir[2200], text[512];
+	struct in in = { NULL, &p, NULL, "clean.txt" };
+	struct dr_report r = DR_REPORT_INIT;
+	const struct dr_finding *f;
+
+	fmt(root, sizeof(root), "%s/modver", tmp_dir);
+	join(from, sizeof(from), fixtures, "doctor/nvidia/loaded");
+	copy_tree(from, root);
+	join(dir, sizeof(dir), root, "proc/driver/nvidia");
+	in.root = root;
+
+	/* a version longer than any buffer: unknown, not cut into a false mismatch */
+	fmt(text, sizeof(text), "NVRM version: NVIDIA UNIX x86_64 Kernel Module  590.48.01%0100d\n",
+	    0);
+	write_at(dir, "version", text);
+	run(&in, &r);
+	ok(!find(&r, "setup.nvidia.version_mismatch") && !find(&r, "setup.nvidia.version"),
+	   "module version: a 109-character version is unknown: no mismatch made up");
+	dr_report_release(&r);
+
+	/* a suffix after the digits: the version is the digits */
+	write_at(dir, "version",
+	         "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  590.48.01-custom  "
+	         "Release Build\n");
+	run(&in, &r);
+	f = find(&r, "setup.nvidia.version");
+	ok(f && !find(&r, "setup.nvidia.version_mismatch") && says(f, "590.48.01-custom"),
+	   "module version: '590.48.01-custom' is 590.48.01, the evidence quotes the line");
+	dr_report_release(&r);
+
+	/* "Kernel Module" only on a later line: not the version line */
+	write_at(dir, "version", "NVRM version: garbage\nGCC version: Kernel Module 1.2.3\n");
+	run(&in, &r);
+	ok(!find(&r, "setup.nvidia.version_mismatch"),
+	   "module version: a first line without it: unknown, no mismatch with 1.2.3");
+	dr_report_release(&r);
+
+	/* no version file at all, the library works: nothing to compare, nothing said */
+	join(dir, sizeof(dir), root, "proc/driver/nvidia/version");
+	unlink(dir);
+	run(&in, &r);
+	ok(!find(&r, "setup.nvidia.version_mismatch") && in_catalog(&r),
+	   "module version: the file missing: no mismatch");
+	dr_report_release(&r);
+}
+
+/* The probe's load_error is cut at a clause, never inside one. */
+static void
+test_probe_long_error(void)
+{
+	struct gs_config cfg;
+	struct nvml_probe p;
+	char root[1024], dir[2200], name[64];
+	const char *end;
+
+	fmt(root, sizeof(root), "%s/many/sys", tmp_dir);
+	for (unsigned i = 0; i < 8; i++) {
+		fmt(name, sizeof(name), "bus/pci/devices/0000:%02x:00.0", 0x18 + i);
+		join(dir, sizeof(dir), root, name);
+		make_dirs(dir);
+		write_at(dir, "class", "0x030200\n");
+		write_at(dir, "vendor", "0x10de\n");
+		write_at(dir, "device", "0x2330\n");
+	}
+	gs_config_init(&cfg);
+	cfg.nvml_path = "/nonexistent/a/rather/long/directory/name/lib/libnvidia-ml.so.1";
+	cfg.sysfs_root = root;
+	cfg.proc_root = "tests/fixtures/sys-empty";
+	nvml_probe(&cfg, &p);
+	end = p.load_error + strlen(p.load_error);
+	ok(!p.loaded && strstr(p.load_error, "/nonexistent/a/rather") &&
+	           strlen(p.load_error) < sizeof(p.load_error) && end - p.load_error >= 5 &&
+	           !strcmp(end - 5, "; ..."),
+	   "probe: 8 GPUs without a driver: whole clauses, then '; ...': %s", p.load_error);
+	{
+		bool whole = true;
+
+		for (const char *q = strstr(p.load_error, "GPU at "); q;
+		     q = strstr(q + 1, "GPU at "))
+			whole &= strncmp(q + 19, " has no kernel driver bound", 27) == 0;
+		ok(whole, "probe: each GPU's clause kept is whole");
+	}
 }
 
 static void
@@ -659,6 +815,9 @@ main(int argc, char **argv)
 	test_init();
 	test_devices();
 	test_secure_boot();
+	test_vfio();
+	test_module_version();
+	test_probe_long_error();
 	test_catalog();
 
 	rm_tree(tmp_dir);

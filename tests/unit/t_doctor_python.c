@@ -7,8 +7,11 @@
  */
 #include "doctor/doctor.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "backend/nvml_probe.h"
 #include "core/config.h"
@@ -454,6 +457,223 @@ test_pyenv_shim(void)
 	   "pyenv: 'system' means the next python3 on PATH, not the shim's versions");
 }
 
+/* A venv under tmp_dir/<name> with pyvenv.cfg (3.11, no system site); its site-packages dir. */
+static void
+bad_venv(char *venv, size_t size, char *sp, size_t spsize, const char *name)
+{
+	char cfg[256];
+
+	join(venv, size, tmp_dir, name);
+	fmt(cfg, sizeof(cfg), VENV_CFG, "false");
+	put(venv, "pyvenv.cfg", cfg);
+	fmt(sp, spsize, "%s/" SP, venv);
+	make_dirs(sp);
+}
+
+static bool
+any_torch_verdict(const struct dr_report *r)
+{
+	return find_id(r, "setup.torch.ok") || find_id(r, "setup.torch.cpu_only") ||
+	       find_id(r, "setup.torch.cuda_too_new") || find_id(r, "setup.torch.rocm_on_nvidia");
+}
+
+/* Malformed files, odd names and odd environments: no wrong verdict, no hang. */
+static void
+test_malformed(void)
+{
+	char venv[PATH_MAX], sp[PATH_MAX + 64], path[PATH_MAX + 128], root[PATH_MAX];
+	char big[80 * 1024], name[300];
+	const struct dr_finding *f;
+	struct machine m = { .nvidia = 1, .driver = R550, .home = "/home/none" };
+
+	m.root = tmp_dir;
+
+	/* a FIFO as version.py: not opened (an open() would block for good) */
+	bad_venv(venv, sizeof(venv), sp, sizeof(sp), "fifo");
+	put(sp, "torch-2.5.1+cu124.dist-info/METADATA", "Name: torch\nVersion: 2.5.1+cu124\n");
+	fmt(path, sizeof(path), "%storch", sp);
+	make_dirs(path);
+	join(path, sizeof(path), sp, "torch/version.py");
+	if (mkfifo(path, 0644))
+		die_errno("cannot make the FIFO", path);
+	m.venv = venv;
+	alarm(20);
+	on(&m);
+	alarm(0);
+	ok(!any_torch_verdict(&R), "a FIFO as torch/version.py: not read, no verdict, no hang");
+
+	/* version.py that cannot be parsed: the build is unknown, not CPU-only */
+	bad_venv(venv, sizeof(venv), sp, sizeof(sp), "garbage");
+	put(sp, "torch/version.py", "__version__ = '2.5.1+cu124'\ncuda = '12.4\n");
+	m.venv = venv;
+	on(&m);
+	ok(!find_id(&R, "setup.torch.cpu_only") && !any_torch_verdict(&R),
+	   "version.py with an unclosed cuda string: no cpu_only verdict");
+	put(sp, "torch/version.py", "__version__ = '2.5.1+cu124'\ncuda = get_cuda()\n");
+	on(&m);
+	ok(!any_torch_verdict(&R), "version.py with cuda = an expression: no verdict");
+	{
+		static const char bin[] = "\x7f"
+		                          "ELF\0\0\0__version__ = '2.5.1'\0cuda = None\n";
+
+		join(path, sizeof(path), sp, "torch/version.py");
+		write_bytes(path, bin, sizeof(bin) - 1);
+	}
+	on(&m);
+	ok(!any_torch_verdict(&R), "binary version.py (NUL bytes): no verdict");
+	memset(big, '#', sizeof(big));
+	big[sizeof(big) - 1] = '\0';
+	memcpy(big + sizeof(big) - 40, "\ncuda = None\n__version__ = '2.5.1'\n", 35);
+	join(path, sizeof(path), sp, "torch/version.py");
+	write_bytes(path, big, strlen(big));
+	on(&m);
+	ok(!any_torch_verdict(&R), "80 KiB version.py, values past 64 KiB: not read, no verdict");
+	put(sp, "torch/version.py",
+	    "__version__ = '2.5.1+cu124'\r\ncuda = '12.4'\r\nhip = None\r\ncuda = '12.4'");
+	on(&m);
+	f = find_id(&R, "setup.torch.ok");
+	ok(f && strstr(f->title, "torch 2.5.1+cu124 (CUDA 12.4)"),
+	   "version.py with CRLF and no newline at the end: read");
+	put(sp, "torch/version.py", "__version__ = '2.5.1+cu124'\ncuda = '99999999.1'\n");
+	on(&m);
+	ok(!any_torch_verdict(&R),
+	   "cuda = '99999999.1': no CUDA version, no verdict (no overflow)");
+
+	/* METADATA: a marker's == is no pin; CRLF lines; names too long to keep */
+	bad_venv(venv, sizeof(venv), sp, sizeof(sp), "meta");
+	put(sp, "torch/version.py", "__version__ = '2.5.1+cu124'\ncuda = '12.4'\nhip = None\n");
+	put(sp, "torch-2.5.1+cu124.dist-info/METADATA",
+	    "Name: torch\r\nVersion: 2.5.1+cu124\r\n"
+	    "Requires-Dist: nvidia-cudnn-cu12==9.1.0.70; platform_system == \"Linux\"\r\n"
+	    "Requires-Dist: nvidia-nccl-cu12>=2.21; platform_system == \"Linux\"\r\n"
+	    "Requires-Dist: nvidia-cusparse-cu12===12.3; platform_system == \"Linux\"\r\n"
+	    "Requires-Dist: nvidia-cufft-cu12 (==11.2.1.3)\r\n"
+	    "Requires-Dist: nvidia-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	    "-a==1.0\r\n");
+	put(sp, "nvidia_cudnn_cu12-9.1.0.70.dist-info", NULL);
+	put(sp, "nvidia_nccl_cu12-2.21.5.dist-info", NULL);
+	put(sp, "nvidia_cufft_cu12-11.2.1.3.dist-info", NULL);
+	put(sp,
+	    "nvidia_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_b-2.0.dist-info",
+	    NULL);
+	m.venv = venv;
+	on(&m);
+	f = find_id(&R, "setup.torch.nvidia_mismatch");
+	ok(!f,
+	   "METADATA with CRLF, a >= with a marker, ===, (==x), a long name: no false mismatch");
+	if (f)
+		diag("%s", f->evidence[1]);
+	put(sp, "nvidia_cufft_cu12-11.0.0.0.dist-info", NULL);
+	fmt(path, sizeof(path), "%s%s", sp, "nvidia_cufft_cu12-11.2.1.3.dist-info");
+	rmdir(path);
+	on(&m);
+	f = find_id(&R, "setup.torch.nvidia_mismatch");
+	ok(f && evidence_has(f, "nvidia_cufft_cu12: pinned 11.2.1.3, installed 11.0.0.0"),
+	   "the old (==x) form is a pin");
+
+	/* jax and CuPy names with numbers too big, CuPy's one-digit names */
+	bad_venv(venv, sizeof(venv), sp, sizeof(sp), "names");
+	put(sp, "jax-0.4.31.dist-info", NULL);
+	put(sp, "jaxlib-0.4.31.dist-info", NULL);
+	put(sp, "jax_cuda2147483648_plugin-0.4.31.dist-info", NULL);
+	put(sp, "cupy_cuda92-7.8.0.dist-info", NULL);
+	m = (struct machine){ .nvidia = 1, .driver = R470, .root = tmp_dir, .venv = venv };
+	on(&m);
+	ok(!find_id(&R, "setup.jax.plugin_mismatch") && !find_id(&R, "setup.jax.ok") &&
+	           find_id(&R, "setup.jax.cpu_only"),
+	   "jax_cuda2147483648_plugin: no CUDA major read (no overflow), jax has no CUDA plugin");
+	f = find_id(&R, "setup.cupy.ok");
+	ok(f && strstr(f->title, "(CUDA 9.2)"),
+	   "cupy_cuda92: CUDA 9.2, fine on a CUDA 11.4 driver");
+	fmt(path, sizeof(path), "%s%s", sp, "cupy_cuda92-7.8.0.dist-info");
+	rmdir(path);
+	put(sp, "cupy_cuda99999999999x-1.0.dist-info", NULL);
+	on(&m);
+	ok(!find_id(&R, "setup.cupy.ok") && !find_id(&R, "setup.cupy.cuda_too_new"),
+	   "cupy_cuda99999999999x: CUDA unknown, no verdict");
+	memset(name, 'a', sizeof(name));
+	memcpy(name, "torch-", 6);
+	memcpy(name + 240, ".dist-info", 11);
+	put(sp, name, NULL);
+	on(&m);
+	ok(!find_id(&R, "setup.torch.ok") && !find_id(&R, "setup.torch.cpu_only"),
+	   "a 250-byte torch dist-info name: no crash, no verdict");
+
+	/* TensorFlow: the module-level form of old releases; a file that says nothing */
+	bad_venv(venv, sizeof(venv), sp, sizeof(sp), "tf");
+	put(sp, "tensorflow-2.2.0.dist-info", NULL);
+	put(sp, "tensorflow/python/platform/build_info.py",
+	    "is_rocm_build = False\nis_cuda_build = True\ncuda_version_number = '10.1'\n"
+	    "cudnn_version_number = '7'");
+	m = (struct machine){ .nvidia = 1, .driver = R470, .root = tmp_dir, .venv = venv };
+	on(&m);
+	f = find_id(&R, "setup.tensorflow.ok");
+	ok(f && strstr(f->title, "(CUDA 10.1)") && !find_id(&R, "setup.tensorflow.cpu_only"),
+	   "TensorFlow 2.2's build_info.py (module-level names): CUDA 10.1, not CPU-only");
+	put(sp, "tensorflow/python/platform/build_info.py", "# empty\n");
+	on(&m);
+	ok(R.nr == 0, "build_info.py that says nothing: no cpu_only claim");
+
+	/* VIRTUAL_ENV naming a file, CONDA_PREFIX a missing directory */
+	join(path, sizeof(path), tmp_dir, "not-a-venv");
+	write_str(path, "x\n");
+	m = (struct machine){ .nvidia = 1, .driver = R550, .root = tmp_dir, .venv = path };
+	m.conda = "/no/such/env";
+	m.home = "/home/none";
+	on(&m);
+	f = find_id(&R, "setup.python.none");
+	ok(f && evidence_has(f, "VIRTUAL_ENV /not-a-venv (no such directory)") &&
+	           evidence_has(f, "CONDA_PREFIX /no/such/env (no such directory)") &&
+	           !evidence_has(f, "VIRTUAL_ENV: "),
+	   "VIRTUAL_ENV a file, CONDA_PREFIX missing: said so, no interpreter for them");
+
+	/* PATH with empty and relative entries and "/": the prefix stays under the root */
+	join(root, sizeof(root), tmp_dir, "pathroot");
+	put(root, "python3", "#!/bin/sh\n");
+	put(root, "bin/.keep", "");
+	m = (struct machine){ .nvidia = 1, .driver = R550, .root = root, .home = "/h" };
+	m.path = "::bin:./bin:/";
+	on(&m);
+	f = find_id(&R, "setup.python.none");
+	ok(f && evidence_has(f, "python3 on PATH: / (") &&
+	           !evidence_has(f, "python3 on PATH: /tmp"),
+	   "PATH '::bin:./bin:/': python3 at the root's top, prefix the root, not above it");
+
+	/* a venv with system site packages whose home has a trailing slash */
+	join(root, sizeof(root), tmp_dir, "homeslash");
+	fmt(path, sizeof(path), "%s/venv", root);
+	put(path, "pyvenv.cfg",
+	    "home = /opt/py/bin/\ninclude-system-site-packages = true\nversion = 3.11.9\n");
+	put(root, "opt/py/" SP "torch/version.py", "__version__ = '2.5.1+cpu'\ncuda = None\n");
+	m = (struct machine){ .nvidia = 1, .driver = R550, .root = root, .venv = "/venv" };
+	on(&m);
+	ok(find_id(&R, "setup.torch.cpu_only") != NULL,
+	   "home = /opt/py/bin/ (trailing slash): the base's site-packages is on the path");
+
+	/* conda: a build string right before ".json" */
+	join(root, sizeof(root), tmp_dir, "condajson");
+	put(root, "env/conda-meta/pytorch-2.5.1-cuda12.1.json", "{}\n");
+	put(root, "env/" SP "torch/.keep", "");
+	m = (struct machine){ .nvidia = 1, .driver = R550, .root = root, .conda = "/env" };
+	on(&m);
+	f = find_id(&R, "setup.torch.ok");
+	ok(f && strstr(f->title, "(CUDA 12.1)") && evidence_has(f, "CUDA 12.1") &&
+	           !evidence_has(f, "CUDA 12.1."),
+	   "conda-meta/pytorch-2.5.1-cuda12.1.json: CUDA 12.1, not 12.1.");
+
+	/* symbolic link loops for site-packages and torch */
+	bad_venv(venv, sizeof(venv), sp, sizeof(sp), "loops");
+	link_at(sp, "torch", "torch");
+	fmt(path, sizeof(path), "%s/lib/python3.11", venv);
+	m = (struct machine){ .nvidia = 1, .driver = R550, .root = tmp_dir, .venv = venv };
+	on(&m);
+	ok(!any_torch_verdict(&R), "torch a link to itself: found, nothing read, no verdict");
+	rm_tree(sp);
+	link_at(path, "site-packages", "site-packages");
+	on(&m);
+	ok(find_id(&R, "setup.python.none") != NULL, "site-packages a link to itself: skipped");
+}
+
 static void
 test_made_trees(void)
 {
@@ -592,6 +812,7 @@ test_made_trees(void)
 	ok(!find_id(&R, "setup.python.none"), "a framework found: no setup.python.none");
 
 	test_pyenv_shim();
+	test_malformed();
 	rm_tree(tmp_dir);
 }
 

@@ -9,9 +9,12 @@
 #include "doctor/doctor.h"
 
 #include <elf.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/config.h"
 #include "core/gpu.h"
@@ -273,6 +276,15 @@ test_bare_metal(void)
 	render(hy, &r);
 	ok(find(&r, "setup.render.prime_set") && !find(&r, "setup.render.prime"),
 	   "laptop: __NV_PRIME_RENDER_OFFLOAD=1 set: ok instead");
+	f = find(&r, "setup.render.prime_set");
+	ok(f && f->meaning && strstr(f->meaning, "GLX") &&
+	           evidence_has(f, "__GLX_VENDOR_LIBRARY_NAME=(unset)") && f->action &&
+	           strstr(f->action, "__GLX_VENDOR_LIBRARY_NAME=nvidia"),
+	   "laptop: offload without __GLX_VENDOR_LIBRARY_NAME=nvidia: GLX still on the iGPU");
+	env_put("__GLX_VENDOR_LIBRARY_NAME", "nvidia");
+	render(hy, &r);
+	f = find(&r, "setup.render.prime_set");
+	ok(f && !f->meaning && !f->action, "laptop: both PRIME variables: ok, nothing to add");
 	env_clear();
 
 	/* an AMD dGPU instead: Mesa's DRI_PRIME */
@@ -399,9 +411,11 @@ tiny_elf(unsigned char *buf, size_t size, const char *needed, const char *runpat
 	Elf64_Phdr ph[2];
 	Elf64_Dyn dyn[6];
 	size_t strsz, dyn_off, total;
-	char str[256];
+	char str[3072];
 	int n1, n2, n3;
 
+	if (strlen(needed) + strlen(runpath) + 16 > sizeof(str))
+		bail("tiny_elf: names too long");
 	memset(buf, 0, size);
 	memset(str, 0, sizeof(str));
 	n1 = 1;
@@ -452,6 +466,200 @@ tiny_elf(unsigned char *buf, size_t size, const char *needed, const char *runpat
 static const char nv_names[] = "ffmpeg version n7.1\n--enable-nvenc --enable-cuvid\n"
                                "h264_nvenc\nhevc_nvenc\nav1_nvenc\nh264_cuvid\nh264_nvdec\n";
 
+/* dir's /opt/ff/bin/ffmpeg: len bytes of data, executable. */
+static void
+ffmpeg_is(const char *dir, const void *data, size_t len)
+{
+	char bin[PATH_MAX];
+
+	join(bin, sizeof(bin), dir, "opt/ff/bin");
+	write_exe(bin, "ffmpeg", data, len);
+}
+
+static void
+alarm_fail(int sig)
+{
+	(void)sig;
+	printf("not ok - a read blocked (a FIFO was opened)\n");
+	fflush(stdout);
+	_exit(1);
+}
+
+/*
+ * Malformed ELF files as ffmpeg: cut short at every length, offsets and
+ * counts pointing past the end (the file is one page long, so a read
+ * beyond it faults), strings without their NUL; FIFOs, directories, empty
+ * files and scripts where files are expected; long RUNPATHs.
+ */
+static void
+test_video_robust(void)
+{
+	struct dr_report r = DR_REPORT_INIT;
+	const struct dr_finding *f;
+	struct gpu_snapshot s;
+	char dir[PATH_MAX], path[PATH_MAX], lib[PATH_MAX];
+	static unsigned char elf[4096], bad[4096];
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)bad;
+	Elf64_Phdr *ph = (Elf64_Phdr *)(bad + 64);
+	size_t n, survived = 0, cases = 0;
+	static char longpath[1400];
+
+	env_clear();
+	copy_fixture("doctor/render/hybrid", dir, sizeof(dir));
+	gpu_snapshot_init(&s);
+	add_dev(&s, VENDOR_NVIDIA, "NVIDIA L40S", true, true);
+	env_put("PATH", "/opt/ff/bin");
+	join(lib, sizeof(lib), dir, "opt/ff/lib");
+	make_dirs(lib);
+	write_at(lib, "libavcodec.so.61", nv_names);
+
+	n = tiny_elf(elf, sizeof(elf), "libavcodec.so.61", "$ORIGIN/../lib");
+	ffmpeg_is(dir, elf, n);
+	video(dir, &s, &r);
+	ok(find(&r, "setup.video.ffmpeg_gpu") != NULL, "robust: the intact ELF finds libavcodec");
+
+	/* cut short at every length */
+	for (size_t len = 0; len < n; len++) {
+		ffmpeg_is(dir, elf, len);
+		video(dir, &s, &r);
+		cases++;
+		survived += r.nr > 0;
+	}
+	ok(survived == cases, "robust: ELF cut at each of %zu lengths: no fault, a finding", n);
+
+	/* corrupted in place, padded to a page with non-NUL bytes at the end */
+#define CORRUPT(what, stmt)                                 \
+	do {                                                \
+		memcpy(bad, elf, sizeof(bad));              \
+		memset(bad + 4000, 'A', 96);                \
+		stmt;                                       \
+		ffmpeg_is(dir, bad, sizeof(bad));           \
+		video(dir, &s, &r);                         \
+		ok(r.nr > 0, "robust: %s: no fault", what); \
+	} while (0)
+	CORRUPT("e_phoff at the last bytes", eh->e_phoff = 4096 - 8);
+	CORRUPT("e_phoff wrapping", eh->e_phoff = UINT64_MAX - 16);
+	CORRUPT("e_phnum 65535", eh->e_phnum = 0xffff);
+	CORRUPT("e_phentsize 0", eh->e_phentsize = 0);
+	CORRUPT("EI_CLASS 7", bad[EI_CLASS] = 7);
+	CORRUPT("32-bit class on a 64-bit header", bad[EI_CLASS] = ELFCLASS32);
+	CORRUPT("PT_DYNAMIC past the end", ph[1].p_offset = 4090);
+	CORRUPT("PT_DYNAMIC huge", (ph[1].p_offset = 4000, ph[1].p_filesz = UINT64_MAX / 2));
+	CORRUPT("PT_DYNAMIC wrapping", (ph[1].p_offset = UINT64_MAX - 8, ph[1].p_filesz = 64));
+	CORRUPT("PT_LOAD past the end", (ph[0].p_offset = UINT64_MAX - 4, ph[0].p_filesz = 4096));
+	/* DT_STRTAB at the last 96 bytes, which have no NUL: no string there */
+	memcpy(bad, elf, sizeof(bad));
+	memset(bad + 4000, 'A', 96);
+	ph[0].p_filesz = 4096;
+	for (Elf64_Dyn *dy = (Elf64_Dyn *)(bad + ph[1].p_offset); dy->d_tag != DT_NULL; dy++)
+		if (dy->d_tag == DT_STRTAB)
+			dy->d_un.d_ptr = 0x400000 + 4000;
+		else if (dy->d_tag == DT_STRSZ)
+			dy->d_un.d_val = 96;
+		else if (dy->d_tag == DT_NEEDED)
+			dy->d_un.d_val = 0;
+		else if (dy->d_tag == DT_RUNPATH)
+			dy->d_un.d_val = UINT64_MAX - 1;
+	ffmpeg_is(dir, bad, sizeof(bad));
+	video(dir, &s, &r);
+	f = find(&r, "setup.video.ffmpeg_no_gpu");
+	ok(f && evidence_has(f, "(static)"),
+	   "robust: DT_NEEDED strings without a NUL before the end: none read, searched itself");
+#undef CORRUPT
+
+	/* a RUNPATH longer than 1 KiB, libavcodec's directory last */
+	memset(longpath, 0, sizeof(longpath));
+	while (strlen(longpath) < 1200) {
+		size_t l = strlen(longpath);
+
+		snprintf(longpath + l, sizeof(longpath) - l, "/nonexistent/lib/dir:");
+	}
+	snprintf(longpath + strlen(longpath), sizeof(longpath) - strlen(longpath), "/srv/lib");
+	rm_tree(lib);
+	join(path, sizeof(path), dir, "srv/lib");
+	make_dirs(path);
+	write_at(path, "libavcodec.so.61", nv_names);
+	n = tiny_elf(elf, sizeof(elf), "libavcodec.so.61", longpath);
+	ffmpeg_is(dir, elf, n);
+	video(dir, &s, &r);
+	f = find(&r, "setup.video.ffmpeg_gpu");
+	ok(f && evidence_has(f, "/srv/lib/libavcodec.so.61"),
+	   "robust: a RUNPATH of %zu bytes is followed to its last directory", strlen(longpath));
+
+	/* "$ORIGINAL/lib" is a directory of that name, not $ORIGIN + "AL/lib" */
+	join(path, sizeof(path), dir, "opt/ff/binAL/lib");
+	make_dirs(path);
+	write_at(path, "libavcodec.so.61", nv_names);
+	n = tiny_elf(elf, sizeof(elf), "libavcodec.so.61", "$ORIGINAL/lib");
+	ffmpeg_is(dir, elf, n);
+	video(dir, &s, &r);
+	f = find(&r, "setup.video.no_ffmpeg");
+	ok(f && strstr(f->title, "needs libavcodec.so.61") && !evidence_has(f, "binAL"),
+	   "robust: $ORIGINAL is not $ORIGIN");
+
+	/* a FIFO in ld.so.conf.d (and as ld.so.conf): never opened */
+	n = tiny_elf(elf, sizeof(elf), "libavcodec.so.61", "/nowhere");
+	ffmpeg_is(dir, elf, n);
+	join(path, sizeof(path), dir, "etc/ld.so.conf.d");
+	make_dirs(path);
+	join(path, sizeof(path), dir, "etc/ld.so.conf.d/fifo.conf");
+	unlink(path);
+	if (mkfifo(path, 0644))
+		die_errno("mkfifo", path);
+	join(path, sizeof(path), dir, "etc/ld.so.conf.d/ok.conf");
+	write_str(path, "  /srv/lib   # the media libraries\n/cut/at/the/en");
+	join(path, sizeof(path), dir, "etc/ld.so.conf");
+	unlink(path);
+	if (mkfifo(path, 0644))
+		die_errno("mkfifo", path);
+	signal(SIGALRM, alarm_fail);
+	alarm(20);
+	video(dir, &s, &r);
+	alarm(0);
+	f = find(&r, "setup.video.ffmpeg_gpu");
+	ok(f && evidence_has(f, "/srv/lib/libavcodec.so.61"),
+	   "robust: ld.so.conf FIFOs skipped; an indented line with a comment read");
+	unlink(path);
+	join(path, sizeof(path), dir, "etc/ld.so.conf.d/fifo.conf");
+	unlink(path);
+
+	/* ffmpeg on PATH: a FIFO and a directory first, then nothing usable */
+	env_put("PATH", "/opt/fifo:/opt/dir:/opt/ff/bin");
+	join(path, sizeof(path), dir, "opt/fifo");
+	make_dirs(path);
+	join(path, sizeof(path), dir, "opt/fifo/ffmpeg");
+	if (mkfifo(path, 0755))
+		die_errno("mkfifo", path);
+	join(path, sizeof(path), dir, "opt/dir/ffmpeg");
+	make_dirs(path);
+	ffmpeg_is(dir, "", 0);
+	alarm(20);
+	video(dir, &s, &r);
+	alarm(0);
+	f = find(&r, "setup.video.no_ffmpeg");
+	ok(f && strstr(f->title, "/opt/ff/bin/ffmpeg") && strstr(f->title, "empty") &&
+	           !find(&r, "setup.video.ffmpeg_no_gpu"),
+	   "robust: FIFO and directory named ffmpeg skipped; an empty one is no 'built without'");
+	ffmpeg_is(dir, "#!/bin/sh\nexec /opt/real/ffmpeg \"$@\"\n", 33);
+	video(dir, &s, &r);
+	f = find(&r, "setup.video.no_ffmpeg");
+	ok(f && strstr(f->title, "script") && !find(&r, "setup.video.ffmpeg_no_gpu"),
+	   "robust: a wrapper script is not taken for an ffmpeg without NVENC");
+
+	/* a link loop named ffmpeg */
+	join(path, sizeof(path), dir, "opt/ff/bin/ffmpeg");
+	unlink(path);
+	join(path, sizeof(path), dir, "opt/ff/bin");
+	link_at(path, "ffmpeg", "ffmpeg2");
+	link_at(path, "ffmpeg2", "ffmpeg");
+	video(dir, &s, &r);
+	ok(find(&r, "setup.video.no_ffmpeg") != NULL, "robust: a link loop is no ffmpeg");
+
+	gpu_snapshot_release(&s);
+	dr_report_release(&r);
+	env_clear();
+}
+
 static void
 test_video(void)
 {
@@ -474,6 +682,18 @@ test_video(void)
 	gpu_snapshot_init(&s);
 	video(dir, &s, &r);
 	ok(r.nr == 0, "video: no GPU: nothing");
+
+	/* a board whose driver reports no video engine; two alike make one finding */
+	add_dev(&s, VENDOR_NVIDIA, "NVIDIA CMP 170HX", false, false);
+	add_dev(&s, VENDOR_NVIDIA, "NVIDIA CMP 170HX", false, false);
+	video(dir, &s, &r);
+	f = find(&r, "setup.video.no_engines");
+	ok(f && f->severity == DR_INFO && count_id(&r, "setup.video.no_engines") == 1 &&
+	           strstr(f->title, "GPUs 0, 1 (NVIDIA CMP 170HX)") &&
+	           evidence_has(f, "encoder utilisation not supported"),
+	   "video: no encoder or decoder reported: one note for both GPUs");
+	gpu_snapshot_release(&s);
+	gpu_snapshot_init(&s);
 
 	/* an L40S (NVENC, NVDEC) and an H100 (NVDEC only) */
 	add_dev(&s, VENDOR_NVIDIA, "NVIDIA L40S", true, true);
@@ -684,6 +904,7 @@ main(void)
 	test_vm();
 	test_bare_metal();
 	test_video();
+	test_video_robust();
 	test_catalog();
 	rm_tree(tmp_dir);
 	return done_testing();

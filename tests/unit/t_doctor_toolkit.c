@@ -8,13 +8,17 @@
  */
 #include "doctor/doctor.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "backend/nvml_probe.h"
 #include "core/config.h"
 #include "core/gpu.h"
+#include "doctor/cudaver.h"
 #include "harness.h"
 #include "tree.h"
 
@@ -56,7 +60,10 @@ run(const struct tk_case *c, struct dr_report *r)
 	struct gpu_snapshot snap;
 
 	snprintf(sub, sizeof(sub), "doctor/toolkit/%s", c->fixture);
-	join(root, sizeof(root), fixtures, sub);
+	if (c->fixture[0] == '/') /* a tree made by the test */
+		snprintf(root, sizeof(root), "%s", c->fixture);
+	else
+		join(root, sizeof(root), fixtures, sub);
 	gs_config_init(&cfg);
 	cfg.root = root;
 	memset(&ctx, 0, sizeof(ctx));
@@ -328,6 +335,9 @@ test_old_and_debian(void)
 	ok(f && says(f, "CUDA 10.2.89 toolkit") && says(f, "none before CUDA 11"),
 	   "10.2 (version.txt) on 418.39: too new, no minor compat before 11");
 	ok(says(f, "440.33"), "10.2: names >= 440.33");
+	ok(says(f, "needs driver >= 440.33 (no minor-version compatibility before CUDA 11)") &&
+	           !says(f, "(minor-version compatibility)\""),
+	   "10.2: the table line does not offer a minor-compat driver for 10.x");
 	dump(&r);
 	dr_report_release(&r);
 
@@ -396,6 +406,138 @@ test_misc(void)
 	dr_report_release(&r);
 }
 
+/*
+ * R565 drivers report CUDA 12.7, a version that has no toolkit: what
+ * doctor suggests installing must be 12.6, not cuda-toolkit-12-7.
+ */
+static void
+test_r565(void)
+{
+	struct dr_report r = DR_REPORT_INIT;
+	const struct dr_finding *f;
+	struct tk_case ld = { "ldpath",    SYS_PATH, NULL, "/opt/env/lib",
+		              "565.57.01", 12070,    NULL, NULL };
+	struct tk_case none = { "none", SYS_PATH, NULL, NULL, "565.57.01", 12070, NULL, NULL };
+	struct tk_case old = { "old102", SYS_PATH, NULL, NULL, "418.39", 10010, NULL, NULL };
+
+	run(&ld, &r);
+	f = find_id(&r, "setup.cuda.toolkit_minor_compat");
+	ok(f && says(f, "CUDA 12.7") && says(f, "cuda-toolkit-12-6") &&
+	           !says(f, "cuda-toolkit-12-7"),
+	   "R565 (CUDA 12.7), 12.8 runtime: minor compat, suggests 12.6, no cuda-toolkit-12-7");
+	dump(&r);
+	dr_report_release(&r);
+
+	run(&none, &r);
+	f = find_id(&r, "setup.cuda.toolkit_none");
+	ok(f && says(f, "cuda-toolkit-12-6") && says(f, "cuda-toolkit=12.6") && !says(f, "12-7") &&
+	           !says(f, "=12.7"),
+	   "R565, no toolkit: suggests CUDA 12.6, an existing toolkit");
+	dr_report_release(&r);
+
+	run(&old, &r);
+	f = find_id(&r, "setup.cuda.toolkit_too_new");
+	ok(f && says(f, "cuda-toolkit-10-1"), "10.2 on a CUDA 10.1 driver: suggests 10.1");
+	dr_report_release(&r);
+
+	ok(cuda_toolkit_for(12070) == 12060 && cuda_toolkit_for(12080) == 12080 &&
+	           cuda_toolkit_for(99990) == 99990 && cuda_toolkit_for(0) == 0 &&
+	           cuda_toolkit_for(9020) == 0,
+	   "cuda_toolkit_for: 12.7 -> 12.6, 12.8 itself, beyond the table itself, none before 10");
+}
+
+static void
+alarm_fail(int sig)
+{
+	(void)sig;
+	printf("not ok - a read blocked (a FIFO was opened)\n");
+	fflush(stdout);
+	_exit(1);
+}
+
+/*
+ * Files a toolkit's version is read from that are FIFOs (opening one for
+ * reading blocks until a writer comes), malformed or cut short.
+ */
+static void
+test_robust(void)
+{
+	char root[PATH_MAX], dir[PATH_MAX], p[PATH_MAX];
+	struct dr_report r = DR_REPORT_INIT;
+	const struct dr_finding *f;
+	struct tk_case c = { NULL,         "/usr/local/cuda-12.8/bin:" SYS_PATH,
+		             NULL,         NULL,
+		             "570.124.06", 12080,
+		             NULL,         NULL };
+
+	tmp_path(root, sizeof(root), "fifo");
+	join(dir, sizeof(dir), root, "usr/local/cuda-12.8/bin");
+	make_dirs(dir);
+	write_at(dir, "nvcc", "#!/bin/sh\n");
+	join(dir, sizeof(dir), root, "usr/local/cuda-12.8/include");
+	make_dirs(dir);
+	write_at(dir, "cuda_runtime_api.h", "/* x */\n#define CUDART_VERSION 12080\n");
+	join(p, sizeof(p), root, "usr/local/cuda-12.8/version.json");
+	if (mkfifo(p, 0644))
+		die_errno("mkfifo", p);
+	join(p, sizeof(p), root, "usr/local/cuda-12.8/version.txt");
+	if (mkfifo(p, 0644))
+		die_errno("mkfifo", p);
+	c.fixture = root;
+	signal(SIGALRM, alarm_fail);
+	alarm(20);
+	run(&c, &r);
+	alarm(0);
+	f = find_id(&r, "setup.cuda.toolkit");
+	ok(f && says(f, "CUDART_VERSION 12080"),
+	   "version.json and version.txt FIFOs: not opened, version from the header");
+	dump(&r);
+	dr_report_release(&r);
+
+	/* a "version" that is no string: the next quoted word is not taken */
+	join(p, sizeof(p), root, "usr/local/cuda-12.8/version.json");
+	unlink(p);
+	write_str(p, "{ \"cuda\" : { \"version\" : 13, \"name\" : \"9.9.9\" } }");
+	join(p, sizeof(p), root, "usr/local/cuda-12.8/version.txt");
+	unlink(p);
+	run(&c, &r);
+	f = find_id(&r, "setup.cuda.toolkit");
+	ok(f && says(f, "CUDART_VERSION 12080") && !says(f, "9.9.9"),
+	   "version.json with a number for version: falls through to the header");
+	dr_report_release(&r);
+
+	/* cut short in the middle of the version string */
+	join(p, sizeof(p), root, "usr/local/cuda-12.8/version.json");
+	write_str(p,
+	          "{\n   \"cuda\" : {\n      \"name\" : \"CUDA SDK\",\n      \"version\" : \"13.0");
+	run(&c, &r);
+	f = find_id(&r, "setup.cuda.toolkit");
+	ok(f && says(f, "CUDART_VERSION 12080"), "version.json cut short: not taken");
+	dr_report_release(&r);
+
+	/* the real layout, spaces and all */
+	write_str(p, "{\n   \"cuda\" : {\n      \"name\" : \"CUDA SDK\",\n      \"version\" : "
+	             "\"12.8.1\"\n   },\n   \"cuda_cudart\" : {\n      \"version\" : "
+	             "\"12.8.90\"\n   }\n}\n");
+	run(&c, &r);
+	f = find_id(&r, "setup.cuda.toolkit");
+	ok(f && says(f, "CUDA 12.8.1 toolkit"), "version.json as NVIDIA writes it: 12.8.1");
+	dr_report_release(&r);
+
+	/* version.txt with garbage, a directory named version.json */
+	unlink(p);
+	make_dirs(p);
+	join(p, sizeof(p), root, "usr/local/cuda-12.8/version.txt");
+	write_str(p, "\x01\x02garbage\n");
+	join(p, sizeof(p), root, "usr/local/cuda-12.8/include/cuda_runtime_api.h");
+	write_str(p, "#define CUDART_VERSION\n");
+	run(&c, &r);
+	f = find_id(&r, "setup.cuda.toolkit_version_unknown");
+	ok(f && r.nr == 1, "garbage everywhere: version unknown, nothing made up");
+	dr_report_release(&r);
+	rm_tree(root);
+}
+
 static void
 test_catalog(void)
 {
@@ -421,6 +563,10 @@ main(void)
 	test_two();
 	test_old_and_debian();
 	test_misc();
+	make_tmp_dir("t_doctor_toolkit");
+	test_r565();
+	test_robust();
+	rm_tree(tmp_dir);
 	test_catalog();
 	return done_testing();
 }
