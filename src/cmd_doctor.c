@@ -74,9 +74,7 @@ explain(const char *id)
 	const struct dr_explain *e = dr_explain_find(id);
 
 	if (!e) {
-		cmd_error(
-		        "no finding is called '%s': 'gpuscope doctor --list' lists them",
-		        id);
+		cmd_error("no finding is called '%s': 'gpuscope doctor --list' lists them", id);
 		return DOCTOR_EXIT_FAILED;
 	}
 	printf("%s: %s\n\n%s\n", e->id, e->title, e->text);

@@ -43,8 +43,8 @@ pci_list_gpus(const char *sysfs_root, struct pci_gpu **out, size_t *nr, struct e
 		/* a machine without PCI (an SoC) has a /sys without bus/pci */
 		if (errno == ENOENT && stat(sysfs_root, &st) == 0)
 			return 0;
-		return err_set(err, errno == EACCES || errno == EPERM ? E_PERM : E_IO, "%s: %s", dir,
-		               strerror(errno));
+		return err_set(err, errno == EACCES || errno == EPERM ? E_PERM : E_IO, "%s: %s",
+		               dir, strerror(errno));
 	}
 	while ((de = readdir(d))) {
 		uint64_t cls, ven, dev;

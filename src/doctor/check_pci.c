@@ -133,8 +133,8 @@ check_one(const struct dr_ctx *ctx, struct dr_report *r, const struct pci_gpu *g
 
 /* One ok line for the GPUs of a vendor bound to the same driver. */
 static void
-report_bound(const struct dr_ctx *ctx, struct dr_report *r, const struct pci_gpu *gpus,
-             size_t nr, const bool *done)
+report_bound(const struct dr_ctx *ctx, struct dr_report *r, const struct pci_gpu *gpus, size_t nr,
+             const bool *done)
 {
 	bool *said = xcalloc(nr ? nr : 1, sizeof(*said));
 
@@ -155,8 +155,8 @@ report_bound(const struct dr_ctx *ctx, struct dr_report *r, const struct pci_gpu
 			f = dr_add(r, "setup.pci.bound", DR_OK, "the %s GPU at %s is driven by %s",
 			           vendor_name(gpus[i].vendor), addrs.buf, gpus[i].driver);
 		else
-			f = dr_add(r, "setup.pci.bound", DR_OK, "%zu %s GPUs (%s) are driven by %s", n,
-			           vendor_name(gpus[i].vendor), addrs.buf, gpus[i].driver);
+			f = dr_add(r, "setup.pci.bound", DR_OK, "%zu %s GPUs (%s) are driven by %s",
+			           n, vendor_name(gpus[i].vendor), addrs.buf, gpus[i].driver);
 		for (size_t j = i; j < nr; j++)
 			if (!done[j] && gpus[j].vendor == gpus[i].vendor &&
 			    !strcmp(gpus[j].driver, gpus[i].driver))

@@ -14,8 +14,7 @@
 #include "../core/xalloc.h"
 #include "../front/json.h"
 
-static char *
-vformat(const char *fmt, va_list ap)
+static char *__attribute__((format(printf, 1, 0))) vformat(const char *fmt, va_list ap)
 {
 	struct strbuf sb = STRBUF_INIT;
 

@@ -11,7 +11,8 @@
  *      added when missing; '/' and NUL made '_'; at most 255 bytes, 64 names)
  *   3  tensorflow/python/platform/build_info.py
  *   4  pyvenv.cfg of the venv
- *   5  a conda-meta file name (the environment is then CONDA_PREFIX's)
+ *   5  conda-meta file names, one a line (the environment is then
+ *      CONDA_PREFIX's)
  * Flags:
  *   bits 0-1  the machine: 0 NVIDIA (driver 535.183.01, CUDA 12.2, from NVML),
  *             1 NVIDIA from the snapshot only (driver unknown), 2 AMD only,
@@ -289,11 +290,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		put(rel, part[P_CFG], len[P_CFG]);
 	}
 	if (present[P_CONDA]) {
-		char name[256];
+		const char *s = part[P_CONDA], *end = s + len[P_CONDA];
 
-		safe_name(name, 255, part[P_CONDA], len[P_CONDA]);
-		snprintf(rel, sizeof(rel), "%s/conda-meta/%s", prefix, name);
-		put(rel, "{}\n", 3);
+		snprintf(rel, sizeof(rel), "%s/conda-meta", prefix);
+		make_dirs(rel);
+		for (int n = 0; s < end && n < 16; n++) {
+			const char *nl = memchr(s, '\n', (size_t)(end - s));
+			char name[256];
+
+			safe_name(name, 255, s, nl ? (size_t)(nl - s) : (size_t)(end - s));
+			snprintf(rel, sizeof(rel), "%s/conda-meta/%s", prefix, name);
+			put(rel, "{}\n", 3);
+			s = nl ? nl + 1 : end;
+		}
 	}
 	if ((flags & 8) && present[P_VERSION])
 		put("home/u/.local/" SP "/torch/version.py", part[P_VERSION], len[P_VERSION]);

@@ -251,7 +251,8 @@ main(void)
 			ctx.cfg = &cfg;
 			dr_check_pci(&ctx, &r);
 			ok(r.nr == 1 && count_id(&r, "setup.pci.radeon") == 1 &&
-			           r.f[0].severity == DR_INFO && strstr(r.f[0].action, "amdgpu.si_support=1"),
+			           r.f[0].severity == DR_INFO &&
+			           strstr(r.f[0].action, "amdgpu.si_support=1"),
 			   "radeon: an AMD card on the legacy driver (info, how to move to amdgpu)");
 			dr_report_release(&r);
 			join(root, sizeof(root), tmp_dir, "no-such-sys");
