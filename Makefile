@@ -147,7 +147,7 @@ check: deps-check
 test: all
 	@O=$(O) tests/run-tests.sh
 
-FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' ':!tests/fixtures' 2>/dev/null)
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

@@ -18,6 +18,7 @@
 
 #include "backend.h"
 #include "nvml_abi.h"
+#include "nvml_probe.h"
 #include "pci.h"
 #include "../core/config.h"
 #include "../core/err.h"
@@ -382,36 +383,16 @@ load_library(struct nvml *nv, struct err *err)
 	return rc;
 }
 
-/*
- * The module's version from <proc>/driver/nvidia/version: the first token
- * after "Kernel Module" that starts with a digit, so that both "Kernel
- * Module  590.48.01" and "Open Kernel Module for x86_64  590.48.01" give it.
- */
+/* The module's version from <proc>/driver/nvidia/version, or "". */
 static void
 kernel_module_version(const struct gs_config *cfg, char *buf, size_t size)
 {
 	struct strbuf sb = STRBUF_INIT;
-	const char *p;
+	bool open = false;
 
 	buf[0] = '\0';
-	if (file_read(cfg->proc_root, "driver/nvidia/version", &sb, 4096, NULL) < 0)
-		goto out;
-	p = strstr(sb.buf, "Kernel Module");
-	if (!p)
-		goto out;
-	p += strlen("Kernel Module");
-	while (*p && *p != '\n') {
-		size_t len;
-
-		p += strspn(p, " \t");
-		len = strcspn(p, " \t\n");
-		if (len && *p >= '0' && *p <= '9') {
-			snprintf(buf, size, "%.*s", (int)len, p);
-			break;
-		}
-		p += len;
-	}
-out:
+	if (file_read(cfg->proc_root, "driver/nvidia/version", &sb, 4096, NULL) == 0)
+		nvml_parse_module_version(sb.buf, buf, size, &open);
 	strbuf_release(&sb);
 }
 
@@ -1437,8 +1418,6 @@ const struct backend_ops backend_nvml = {
 };
 
 /* ---- doctor's probe: how the library loads and answers ---- */
-
-#include "nvml_probe.h"
 
 /* Our name for an NVML return code, for a library without nvmlErrorString. */
 static const char *

@@ -7,6 +7,7 @@
 #define GPUSCOPE_NVML_PROBE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct gs_config;
 
@@ -22,6 +23,14 @@ struct nvml_probe {
 	char module_version[64];  /* from <proc>/driver/nvidia/version, "" unknown */
 	char library_version[64]; /* from the library's file name (libnvidia-ml.so.590.48.01) */
 };
+
+/*
+ * The version in the first line of /proc/driver/nvidia/version's text:
+ * "NVRM version: NVIDIA UNIX x86_64 Kernel Module  590.48.01  ..." or
+ * "... Open Kernel Module for x86_64  590.48.01 ..." (*open set). "" when
+ * there is none, or it does not fit buf (a cut version would be another).
+ */
+void nvml_parse_module_version(const char *text, char *buf, size_t size, bool *open);
 
 /*
  * Load libnvidia-ml the way the NVML backend does (cfg->nvml_path, then the

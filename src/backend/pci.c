@@ -24,6 +24,21 @@ cmp_addr(const void *a, const void *b)
 	return strcmp(((const struct pci_gpu *)a)->addr, ((const struct pci_gpu *)b)->addr);
 }
 
+const char *
+pci_vendor_name(unsigned vendor)
+{
+	switch (vendor) {
+	case PCI_VENDOR_NVIDIA:
+		return "NVIDIA";
+	case PCI_VENDOR_AMD:
+		return "AMD";
+	case PCI_VENDOR_INTEL:
+		return "Intel";
+	default:
+		return "other";
+	}
+}
+
 int
 pci_list_gpus(const char *sysfs_root, struct pci_gpu **out, size_t *nr, struct err *err)
 {

@@ -28,6 +28,9 @@ struct pci_gpu {
  * sysfs_root/bus/pci/devices, sorted by address. *out is allocated (free it);
  * a missing directory gives an empty list.
  */
+/* "NVIDIA", "AMD", "Intel", or "other". */
+const char *pci_vendor_name(unsigned vendor);
+
 int pci_list_gpus(const char *sysfs_root, struct pci_gpu **out, size_t *nr, struct err *err);
 
 /*

@@ -223,3 +223,33 @@ path_fmt(char *buf, size_t size, const char *fmt, ...)
 	}
 	return true;
 }
+
+int
+file_read_regular(const char *path, struct strbuf *sb, size_t cap)
+{
+	struct stat st;
+	int fd;
+
+	strbuf_reset(sb);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	while (sb->len < cap) {
+		size_t want = cap - sb->len < 65536 ? cap - sb->len : 65536;
+		ssize_t n;
+
+		strbuf_grow(sb, want);
+		n = read(fd, sb->buf + sb->len, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		strbuf_setlen(sb, sb->len + (size_t)n);
+	}
+	close(fd);
+	return 0;
+}

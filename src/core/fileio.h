@@ -27,6 +27,15 @@ int file_read_st(const char *root, const char *path, struct strbuf *sb, size_t c
                  struct err *err);
 
 /*
+ * Read at most cap bytes of the file at path (absolute, or relative to the
+ * working directory) into sb, whole reads until cap or the end, if it is a
+ * regular file. Anything else is refused without waiting: opening a FIFO
+ * for reading blocks until a writer comes, and a device may never end.
+ * Returns 0, or -1 (no such file, not a regular file, unreadable).
+ */
+int file_read_regular(const char *path, struct strbuf *sb, size_t cap);
+
+/*
  * Read root/path as one integer (decimal, or hex with 0x), possibly followed
  * by a blank and more ("1000 MHz"). An empty path names nothing: E_NOTFOUND.
  */

@@ -262,3 +262,13 @@ gpu_select(const struct gpu_device *dev, size_t nr, const char *ids, bool *selec
 	free(copy);
 	return rc;
 }
+
+size_t
+gpu_snapshot_count(const struct gpu_snapshot *s, enum gpu_vendor vendor)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; s && i < s->nr_dev; i++)
+		n += s->dev[i].vendor == vendor;
+	return n;
+}

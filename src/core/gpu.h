@@ -187,6 +187,9 @@ struct gpu_device *gpu_snapshot_add_dev(struct gpu_snapshot *s);
 struct gpu_proc *gpu_snapshot_add_proc(struct gpu_snapshot *s);
 void gpu_snapshot_note(struct gpu_snapshot *s, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
+/* How many devices of s (NULL: none) are the vendor's. */
+size_t gpu_snapshot_count(const struct gpu_snapshot *s, enum gpu_vendor vendor);
+
 /* Sort processes by device, then pid. */
 void gpu_snapshot_sort_procs(struct gpu_snapshot *s);
 

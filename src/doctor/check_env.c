@@ -13,16 +13,6 @@
 #include "../core/gpu.h"
 #include "../core/strbuf.h"
 
-static size_t
-nvidia_count(const struct gpu_snapshot *s)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; s && i < s->nr_dev; i++)
-		n += s->dev[i].vendor == VENDOR_NVIDIA;
-	return n;
-}
-
 /* Does entry name a GPU of s, as CUDA reads it? */
 static bool
 names_gpu(const struct gpu_snapshot *s, const char *e, size_t len, size_t nr_nvidia)
@@ -140,7 +130,7 @@ check_order(const struct dr_ctx *ctx, struct dr_report *r)
 void
 dr_check_cuda_env(const struct dr_ctx *ctx, struct dr_report *r)
 {
-	size_t nr = nvidia_count(ctx->snap);
+	size_t nr = gpu_snapshot_count(ctx->snap, VENDOR_NVIDIA);
 
 	if (!nr)
 		return; /* the driver checks say why there is no NVIDIA GPU */

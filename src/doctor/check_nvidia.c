@@ -57,41 +57,6 @@ struct nv_state {
 
 /* --- reading -------------------------------------------------------------------- */
 
-/*
- * "NVRM version: NVIDIA UNIX x86_64 Kernel Module  590.48.01  ..." or
- * "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  590.48.01 ...":
- * the digits and dots that start the first token after "Kernel Module"
- * that starts with a digit, on the first line. A version that does not fit
- * buf is unknown, never cut (a cut one would not match the library's).
- */
-static void
-parse_module_version(const char *text, char *buf, size_t size, bool *open)
-{
-	const char *p = strstr(text, "Kernel Module");
-	const char *eol = strchr(text, '\n');
-
-	buf[0] = '\0';
-	*open = false;
-	if (!p || (eol && p > eol))
-		return;
-	*open = p >= text + 5 && !strncmp(p - 5, "Open ", 5);
-	p += strlen("Kernel Module");
-	while (*p && *p != '\n') {
-		size_t len;
-
-		p += strspn(p, " \t");
-		len = strcspn(p, " \t\n");
-		if (len && *p >= '0' && *p <= '9') {
-			size_t digits = strspn(p, "0123456789.");
-
-			if (digits < size)
-				snprintf(buf, size, "%.*s", (int)digits, p);
-			return;
-		}
-		p += len;
-	}
-}
-
 static void
 read_module(struct nv_state *st)
 {
@@ -102,7 +67,7 @@ read_module(struct nv_state *st)
 	if (file_read(cfg->proc_root, MODULE_VERSION, &sb, 4096, NULL) == 0) {
 		snprintf(st->kver_line, sizeof(st->kver_line), "%.*s", (int)strcspn(sb.buf, "\n"),
 		         sb.buf);
-		parse_module_version(sb.buf, st->kver, sizeof(st->kver), &st->kver_open);
+		nvml_parse_module_version(sb.buf, st->kver, sizeof(st->kver), &st->kver_open);
 		st->module_loaded = true;
 	}
 	if (file_exists(cfg->sysfs_root, "module/nvidia"))
@@ -190,22 +155,12 @@ state_init(struct nv_state *st, const struct dr_ctx *ctx)
 	detect_container(st);
 }
 
-static size_t
-snap_nvidia(const struct gpu_snapshot *s)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; s && i < s->nr_dev; i++)
-		n += s->dev[i].vendor == VENDOR_NVIDIA;
-	return n;
-}
-
 /* Anything of NVIDIA's here: a GPU on the bus or in the snapshot, the module, the library. */
 static bool
 nvidia_machine(const struct nv_state *st)
 {
 	return st->nr_nv || st->module_loaded || (st->p && st->p->loaded) ||
-	       snap_nvidia(st->ctx->snap);
+	       gpu_snapshot_count(st->ctx->snap, VENDOR_NVIDIA);
 }
 
 /* --- evidence helpers ----------------------------------------------------------- */

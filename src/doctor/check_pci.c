@@ -15,21 +15,6 @@
 #include "../core/strbuf.h"
 #include "../core/xalloc.h"
 
-static const char *
-vendor_name(unsigned vendor)
-{
-	switch (vendor) {
-	case PCI_VENDOR_NVIDIA:
-		return "NVIDIA";
-	case PCI_VENDOR_AMD:
-		return "AMD";
-	case PCI_VENDOR_INTEL:
-		return "Intel";
-	default:
-		return "other";
-	}
-}
-
 /* The driver that should hold a GPU of this vendor, for the advice. */
 static const char *
 vendor_driver(unsigned vendor)
@@ -59,7 +44,7 @@ add_evidence(struct dr_finding *f, const struct dr_ctx *ctx, const struct pci_gp
 static bool
 check_one(const struct dr_ctx *ctx, struct dr_report *r, const struct pci_gpu *g)
 {
-	const char *v = vendor_name(g->vendor);
+	const char *v = pci_vendor_name(g->vendor);
 	struct dr_finding *f;
 
 	if (!g->driver[0]) {
@@ -153,10 +138,10 @@ report_bound(const struct dr_ctx *ctx, struct dr_report *r, const struct pci_gpu
 			}
 		if (n == 1)
 			f = dr_add(r, "setup.pci.bound", DR_OK, "the %s GPU at %s is driven by %s",
-			           vendor_name(gpus[i].vendor), addrs.buf, gpus[i].driver);
+			           pci_vendor_name(gpus[i].vendor), addrs.buf, gpus[i].driver);
 		else
 			f = dr_add(r, "setup.pci.bound", DR_OK, "%zu %s GPUs (%s) are driven by %s",
-			           n, vendor_name(gpus[i].vendor), addrs.buf, gpus[i].driver);
+			           n, pci_vendor_name(gpus[i].vendor), addrs.buf, gpus[i].driver);
 		for (size_t j = i; j < nr; j++)
 			if (!done[j] && gpus[j].vendor == gpus[i].vendor &&
 			    !strcmp(gpus[j].driver, gpus[i].driver))

@@ -585,21 +585,6 @@ boot_vga(const struct dr_ctx *ctx, const struct pci_gpu *g)
 	return v != 0;
 }
 
-static const char *
-vendor_word(unsigned vendor)
-{
-	switch (vendor) {
-	case PCI_VENDOR_NVIDIA:
-		return "NVIDIA";
-	case PCI_VENDOR_AMD:
-		return "AMD";
-	case PCI_VENDOR_INTEL:
-		return "Intel";
-	default:
-		return "other";
-	}
-}
-
 static void
 check_prime(const struct dr_ctx *ctx, struct dr_report *r, const struct machine *m)
 {
@@ -646,7 +631,7 @@ check_prime(const struct dr_ctx *ctx, struct dr_report *r, const struct machine 
 		f = dr_add(r, "setup.render.prime_set", DR_OK,
 		           "%s is set: programs started from here render on the %s GPU at %s",
 		           is_nvidia ? "__NV_PRIME_RENDER_OFFLOAD" : "DRI_PRIME",
-		           vendor_word(dgpu->vendor), dgpu->addr);
+		           pci_vendor_name(dgpu->vendor), dgpu->addr);
 		dr_evidence(f, "environment: %s=%s",
 		            is_nvidia ? "__NV_PRIME_RENDER_OFFLOAD" : "DRI_PRIME",
 		            is_nvidia ? nv : dri);
@@ -667,13 +652,14 @@ check_prime(const struct dr_ctx *ctx, struct dr_report *r, const struct machine 
 	f = dr_add(r, "setup.render.prime", DR_INFO,
 	           "two GPUs: programs render on the %s GPU at %s unless told to use the %s GPU "
 	           "at %s",
-	           vendor_word(boot->vendor), boot->addr, vendor_word(dgpu->vendor), dgpu->addr);
+	           pci_vendor_name(boot->vendor), boot->addr, pci_vendor_name(dgpu->vendor),
+	           dgpu->addr);
 	dr_evidence(f, "%s/bus/pci/devices/%s: %s, driver %s, boot_vga %s", ctx->cfg->sysfs_root,
-	            boot->addr, vendor_word(boot->vendor),
+	            boot->addr, pci_vendor_name(boot->vendor),
 	            boot->driver[0] ? boot->driver : "(none)",
 	            boot_flags[boot - m->gpus] == 1 ? "1 (drives the display)" : "unknown");
 	dr_evidence(f, "%s/bus/pci/devices/%s: %s, driver %s, boot_vga %d", ctx->cfg->sysfs_root,
-	            dgpu->addr, vendor_word(dgpu->vendor), dgpu->driver,
+	            dgpu->addr, pci_vendor_name(dgpu->vendor), dgpu->driver,
 	            boot_flags[dgpu - m->gpus] == 1 ? 1 : 0);
 	if (env_set(nv) || env_set(dri))
 		dr_evidence(f, "environment: __NV_PRIME_RENDER_OFFLOAD=%s, DRI_PRIME=%s",

@@ -169,32 +169,8 @@ static int
 read_abs(const struct dr_ctx *ctx, const char *abs, struct strbuf *sb, size_t cap)
 {
 	char path[PATH_MAX];
-	struct stat st;
-	int fd;
 
-	strbuf_reset(sb);
-	dr_path(ctx, path, sizeof(path), abs);
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -1;
-	}
-	while (sb->len < cap) {
-		size_t want = cap - sb->len < 65536 ? cap - sb->len : 65536;
-		ssize_t n;
-
-		strbuf_grow(sb, want);
-		n = read(fd, sb->buf + sb->len, want);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		strbuf_setlen(sb, sb->len + (size_t)n);
-	}
-	close(fd);
-	return 0;
+	return file_read_regular(dr_path(ctx, path, sizeof(path), abs), sb, cap);
 }
 
 /* "12.4.1" -> major 12, minor 4; false when there is no "X.Y". */

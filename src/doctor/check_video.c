@@ -385,39 +385,6 @@ dirs_release(struct dirs *d)
 	memset(d, 0, sizeof(*d));
 }
 
-/*
- * At most cap bytes of the regular file path into sb; false when it is not
- * one. Opened without blocking, and looked at before it is read: a FIFO
- * (whose open waits for a writer) or a device is never read.
- */
-static bool
-read_regular(const char *path, struct strbuf *sb, size_t cap)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	strbuf_reset(sb);
-	if (fd < 0)
-		return false;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return false;
-	}
-	while (sb->len < cap) {
-		ssize_t n;
-
-		strbuf_grow(sb, cap - sb->len);
-		n = read(fd, sb->buf + sb->len, cap - sb->len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		strbuf_setlen(sb, sb->len + (size_t)n);
-	}
-	close(fd);
-	return true;
-}
-
 #define LDCONF_CAP (16 * 1024)
 /* a bound on the cost of a huge configuration: each directory is looked into per library */
 #define LDCONF_MAX_DIRS 1024
@@ -434,7 +401,7 @@ dirs_add_conf(const struct dr_ctx *ctx, struct dirs *d, const char *abs)
 	struct strbuf sb = STRBUF_INIT;
 	char path[4096];
 
-	if (read_regular(dr_path(ctx, path, sizeof(path), abs), &sb, LDCONF_CAP)) {
+	if (file_read_regular(dr_path(ctx, path, sizeof(path), abs), &sb, LDCONF_CAP) == 0) {
 		if (sb.len == LDCONF_CAP) {
 			char *nl = memrchr(sb.buf, '\n', sb.len);
 

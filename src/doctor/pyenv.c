@@ -20,20 +20,11 @@
 
 #define SMALL_FILE (64 * 1024) /* version.py, METADATA, build_info.py are a few KiB */
 
-/*
- * file_read() of a regular file at path as it is (relative or absolute), at
- * most SMALL_FILE bytes. Anything else is not read: a FIFO would block the
- * open() for good, a device could be endless.
- */
+/* A regular file's first SMALL_FILE bytes (never a FIFO's: that would block). */
 static int
 read_small(const char *path, struct strbuf *sb)
 {
-	struct stat st;
-
-	strbuf_reset(sb);
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
-		return -1;
-	return file_read(path[0] == '/' ? NULL : ".", path, sb, SMALL_FILE, NULL);
+	return file_read_regular(path, sb, SMALL_FILE);
 }
 
 const char *
@@ -821,7 +812,7 @@ first_word(const char *file, char *buf, size_t size)
 	const char *p;
 	size_t len;
 
-	if (file_read(NULL, file, &sb, 4096, NULL) < 0) {
+	if (file_read_regular(file, &sb, 4096) < 0) {
 		strbuf_release(&sb);
 		return false;
 	}

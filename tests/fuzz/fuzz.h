@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stddef.h>
@@ -30,6 +31,53 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 			abort();                                                          \
 		}                                                                         \
 	} while (0)
+
+/* Report a failed system call on path (the harness's own, not a finding) and abort. */
+static inline void __attribute__((noreturn)) fuzz_die_errno(const char *what, const char *path)
+{
+	fprintf(stderr, "fuzz: %s '%s': %s\n", what, path, strerror(errno));
+	abort();
+}
+
+/* Write len bytes of data to path (created, or truncated). */
+static inline void
+fuzz_write_file(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		fuzz_die_errno("cannot create", path);
+	while (len) {
+		ssize_t n = write(fd, data, len);
+
+		if (n < 0)
+			fuzz_die_errno("cannot write", path);
+		data = (const char *)data + n;
+		len -= (size_t)n;
+	}
+	close(fd);
+}
+
+/* mkdir -p root/rel (root itself exists). */
+static inline void
+fuzz_make_dirs(const char *root, const char *rel)
+{
+	char path[8192];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (char *p = path + strlen(root) + 1;; p++) {
+		char c = *p;
+
+		if (c != '/' && c)
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			fuzz_die_errno("cannot create", path);
+		*p = c;
+		if (!c)
+			break;
+	}
+}
 
 /* A NUL-terminated copy of the input (cut at its first NUL, as a C string is). */
 static inline char *

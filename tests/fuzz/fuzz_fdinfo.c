@@ -74,51 +74,26 @@ static char base[4096];
 static char proc[4200], sys[4200], nosys[4200], clients_path[4300];
 
 static void
-die_errno(const char *what, const char *path)
-{
-	fprintf(stderr, "fuzz_fdinfo: %s '%s': %s\n", what, path, strerror(errno));
-	abort();
-}
-
-static void
-write_path(const char *path, const void *data, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-	if (fd < 0)
-		die_errno("cannot create", path);
-	while (len) {
-		ssize_t n = write(fd, data, len);
-
-		if (n < 0)
-			die_errno("cannot write", path);
-		data = (const char *)data + n;
-		len -= (size_t)n;
-	}
-	close(fd);
-}
-
-static void
 write_file(const char *dir, const char *name, const void *data, size_t len)
 {
 	char path[8192];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	write_path(path, data, len);
+	fuzz_write_file(path, data, len);
 }
 
 static void
 remove_path(const char *path)
 {
 	if (unlink(path) < 0 && errno != ENOENT)
-		die_errno("cannot remove", path);
+		fuzz_die_errno("cannot remove", path);
 }
 
 static void
 make_dir(const char *path)
 {
 	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		die_errno("cannot create", path);
+		fuzz_die_errno("cannot create", path);
 }
 
 /* dir/name -> target, replacing what is there; no link for a NULL target */
@@ -130,7 +105,7 @@ set_link(const char *dir, const char *name, const char *target)
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	remove_path(path);
 	if (target && symlink(target, path) < 0)
-		die_errno("cannot create", path);
+		fuzz_die_errno("cannot create", path);
 }
 
 /* mkdir -p of base/rel */
@@ -250,7 +225,7 @@ lowest_free_fd(void)
 	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		die_errno("cannot open", "/dev/null");
+		fuzz_die_errno("cannot open", "/dev/null");
 	close(fd);
 	return fd;
 }
@@ -281,17 +256,17 @@ set_fdinfo(const struct scene *sc, enum part i)
 
 	snprintf(path, sizeof(path), "%s/%u/fdinfo/3", proc, PID);
 	if (sc->present[i])
-		write_path(path, sc->part[i], sc->len[i]);
+		fuzz_write_file(path, sc->part[i], sc->len[i]);
 	else
 		remove_path(path);
 	snprintf(path, sizeof(path), "%s/%u/fdinfo/4", proc, PID);
 	if (sc->present[i] && sc->dup)
-		write_path(path, sc->part[i], sc->len[i]);
+		fuzz_write_file(path, sc->part[i], sc->len[i]);
 	else
 		remove_path(path);
 	snprintf(path, sizeof(path), "%s/%u/fdinfo/5", proc, PID2);
 	if (sc->present[i] && sc->shared)
-		write_path(path, sc->part[i], sc->len[i]);
+		fuzz_write_file(path, sc->part[i], sc->len[i]);
 	else
 		remove_path(path);
 }
@@ -453,7 +428,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	write_stat(PID, START1);
 	set_fdinfo(&sc, P_FDINFO1);
 	if (sc.present[P_CLIENTS])
-		write_path(clients_path, sc.part[P_CLIENTS], sc.len[P_CLIENTS]);
+		fuzz_write_file(clients_path, sc.part[P_CLIENTS], sc.len[P_CLIENTS]);
 	else
 		remove_path(clients_path);
 

@@ -40,53 +40,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 static char base[4096], root[4096 + 16], kmsg[4096 + 32], sbvar[4096 + 128];
 
 static const char sb_path[] =
-        "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e0a96311a7c0";
-
-static void
-die_errno(const char *what, const char *path)
-{
-	fprintf(stderr, "fuzz_klog: %s '%s': %s\n", what, path, strerror(errno));
-	abort();
-}
-
-static void
-write_file(const char *path, const void *data, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-	if (fd < 0)
-		die_errno("cannot create", path);
-	while (len) {
-		ssize_t n = write(fd, data, len);
-
-		if (n < 0)
-			die_errno("cannot write", path);
-		data = (const char *)data + n;
-		len -= (size_t)n;
-	}
-	close(fd);
-}
-
-/* mkdir -p root/rel */
-static void
-make_dirs(const char *rel)
-{
-	char path[8192];
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	for (char *p = path + strlen(root) + 1;; p++) {
-		char c = *p;
-
-		if (c != '/' && c)
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0755) < 0 && errno != EEXIST)
-			die_errno("cannot create", path);
-		*p = c;
-		if (!c)
-			break;
-	}
-}
+        "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c";
 
 static void
 put(const char *rel, const char *text)
@@ -94,7 +48,7 @@ put(const char *rel, const char *text)
 	char path[8192];
 
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	write_file(path, text, strlen(text));
+	fuzz_write_file(path, text, strlen(text));
 }
 
 int
@@ -105,11 +59,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(base, sizeof(base), "%s", fuzz_scratch("klog"));
 	snprintf(root, sizeof(root), "%s/root", base);
 	if (mkdir(root, 0755) < 0)
-		die_errno("cannot create", root);
-	make_dirs("dev");
-	make_dirs("proc");
-	make_dirs("sys/firmware/efi/efivars");
-	make_dirs("sys/bus/pci/devices/0000:01:00.0");
+		fuzz_die_errno("cannot create", root);
+	fuzz_make_dirs(root, "dev");
+	fuzz_make_dirs(root, "proc");
+	fuzz_make_dirs(root, "sys/firmware/efi/efivars");
+	fuzz_make_dirs(root, "sys/bus/pci/devices/0000:01:00.0");
 	put("sys/bus/pci/devices/0000:01:00.0/vendor", "0x10de\n");
 	put("sys/bus/pci/devices/0000:01:00.0/device", "0x2330\n");
 	put("sys/bus/pci/devices/0000:01:00.0/class", "0x030200\n");
@@ -125,7 +79,7 @@ lowest_free_fd(void)
 	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		die_errno("cannot open", "/dev/null");
+		fuzz_die_errno("cannot open", "/dev/null");
 	close(fd);
 	return fd;
 }
@@ -221,13 +175,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text = (const char *)data + 1;
 	len = size - 1;
 	max = (flags & 3) == 3 ? len : maxes[flags & 3];
-	write_file(kmsg, text, len);
+	fuzz_write_file(kmsg, text, len);
 	if (flags & 4) {
 		static const char on[5] = { 6, 0, 0, 0, 1 };
 
-		write_file(sbvar, on, sizeof(on));
+		fuzz_write_file(sbvar, on, sizeof(on));
 	} else if (unlink(sbvar) < 0 && errno != ENOENT) {
-		die_errno("cannot remove", sbvar);
+		fuzz_die_errno("cannot remove", sbvar);
 	}
 
 	gs_config_init(&cfg);

@@ -118,31 +118,12 @@ static size_t uptime_len[NR_ROOTS];
 static char *ns_now[NR_ROOTS];
 
 static void
-die_errno(const char *what, const char *path)
-{
-	fprintf(stderr, "fuzz_procfiles: %s '%s': %s\n", what, path, strerror(errno));
-	abort();
-}
-
-static void
 write_file(const char *dir, const char *name, const void *data, size_t len)
 {
 	char path[4096 + 64];
-	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		die_errno("cannot create", path);
-	while (len) {
-		ssize_t n = write(fd, data, len);
-
-		if (n < 0)
-			die_errno("cannot write", path);
-		data = (const char *)data + n;
-		len -= (size_t)n;
-	}
-	close(fd);
+	fuzz_write_file(path, data, len);
 }
 
 static void
@@ -152,14 +133,14 @@ remove_file(const char *dir, const char *name)
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if (unlink(path) < 0 && errno != ENOENT)
-		die_errno("cannot remove", path);
+		fuzz_die_errno("cannot remove", path);
 }
 
 static void
 make_dir(const char *path)
 {
 	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		die_errno("cannot create", path);
+		fuzz_die_errno("cannot create", path);
 }
 
 static void
@@ -183,7 +164,7 @@ make_root(int i)
 	make_dir(path);
 	snprintf(path, sizeof(path), "%s/self/ns/pid", root[i]);
 	if (symlink(SELF_NS, path) < 0)
-		die_errno("cannot create", path);
+		fuzz_die_errno("cannot create", path);
 	write_file(root[i], "uptime", default_uptime, sizeof(default_uptime) - 1);
 	snprintf(path, sizeof(path), "%s/%d", root[i], PID);
 	make_dir(path);
@@ -196,11 +177,11 @@ make_root(int i)
 		make_dir(fd);
 		snprintf(path, sizeof(path), "%s/0", fd);
 		if (symlink("/dev/null", path) < 0)
-			die_errno("cannot create", path);
+			fuzz_die_errno("cannot create", path);
 		if (i == 1) {
 			snprintf(path, sizeof(path), "%s/5", fd);
 			if (symlink("/dev/nvidia0", path) < 0)
-				die_errno("cannot create", path);
+				fuzz_die_errno("cannot create", path);
 		}
 	}
 }
@@ -253,9 +234,9 @@ set_ns(int r, const char *target, size_t len)
 	}
 	snprintf(path, sizeof(path), "%s/%d/ns/pid", root[r], PID);
 	if (unlink(path) < 0 && errno != ENOENT)
-		die_errno("cannot remove", path);
+		fuzz_die_errno("cannot remove", path);
 	if (t && t[0] && symlink(t, path) < 0)
-		die_errno("cannot create", path);
+		fuzz_die_errno("cannot create", path);
 	free(ns_now[r]);
 	ns_now[r] = t && t[0] ? t : NULL;
 	if (ns_now[r] != t)
@@ -269,7 +250,7 @@ lowest_free_fd(void)
 	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		die_errno("cannot open", "/dev/null");
+		fuzz_die_errno("cannot open", "/dev/null");
 	close(fd);
 	return fd;
 }

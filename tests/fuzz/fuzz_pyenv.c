@@ -54,52 +54,6 @@ static char base[4096], root[4096 + 16], sysfs[4096 + 16];
 static const char *env_venv, *env_conda, *env_path, *env_home, *env_pythonpath;
 
 static void
-die_errno(const char *what, const char *path)
-{
-	fprintf(stderr, "fuzz_pyenv: %s '%s': %s\n", what, path, strerror(errno));
-	abort();
-}
-
-static void
-write_file(const char *path, const void *data, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-	if (fd < 0)
-		die_errno("cannot create", path);
-	while (len) {
-		ssize_t n = write(fd, data, len);
-
-		if (n < 0)
-			die_errno("cannot write", path);
-		data = (const char *)data + n;
-		len -= (size_t)n;
-	}
-	close(fd);
-}
-
-/* mkdir -p root/rel */
-static void
-make_dirs(const char *rel)
-{
-	char path[8192];
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	for (char *p = path + strlen(root) + 1;; p++) {
-		char c = *p;
-
-		if (c != '/' && c)
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0755) < 0 && errno != EEXIST)
-			die_errno("cannot create", path);
-		*p = c;
-		if (!c)
-			break;
-	}
-}
-
-static void
 put(const char *rel, const char *data, size_t len)
 {
 	char path[8192], dir[8192];
@@ -107,10 +61,10 @@ put(const char *rel, const char *data, size_t len)
 
 	if (slash) {
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - rel), rel);
-		make_dirs(dir);
+		fuzz_make_dirs(root, dir);
 	}
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	write_file(path, data, len);
+	fuzz_write_file(path, data, len);
 }
 
 static const char *
@@ -138,7 +92,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(root, sizeof(root), "%s/root", base);
 	snprintf(sysfs, sizeof(sysfs), "%s/sys", base);
 	if (mkdir(sysfs, 0755) < 0)
-		die_errno("cannot create", sysfs);
+		fuzz_die_errno("cannot create", sysfs);
 	return 0;
 }
 
@@ -149,7 +103,7 @@ lowest_free_fd(void)
 	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		die_errno("cannot open", "/dev/null");
+		fuzz_die_errno("cannot open", "/dev/null");
 	close(fd);
 	return fd;
 }
@@ -238,10 +192,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fuzz_rm_tree(root);
 	if (mkdir(root, 0755) < 0)
-		die_errno("cannot create", root);
+		fuzz_die_errno("cannot create", root);
 	snprintf(prefix, sizeof(prefix), "%s", present[P_CONDA] ? "env" : "venv");
 	snprintf(rel, sizeof(rel), "%s/" SP, prefix);
-	make_dirs(rel);
+	fuzz_make_dirs(root, rel);
 	snprintf(rel, sizeof(rel), "%s/bin/python3", prefix);
 	put(rel, "", 0);
 	if (present[P_VERSION]) {
@@ -276,7 +230,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			         nl_len >= 10 && !strcmp(name + nl_len - 10, ".dist-info")
 			                 ? ""
 			                 : ".dist-info");
-			make_dirs(rel);
+			fuzz_make_dirs(root, rel);
 			s = nl ? nl + 1 : end;
 		}
 	}
@@ -293,7 +247,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *s = part[P_CONDA], *end = s + len[P_CONDA];
 
 		snprintf(rel, sizeof(rel), "%s/conda-meta", prefix);
-		make_dirs(rel);
+		fuzz_make_dirs(root, rel);
 		for (int n = 0; s < end && n < 16; n++) {
 			const char *nl = memchr(s, '\n', (size_t)(end - s));
 			char name[256];

@@ -83,9 +83,9 @@ done)}
 # by src/doctor/cuda_data.S, as the Makefile does.
 lib=$out/libgpuscope-fuzz.a
 backend="src/backend/fdinfo.c src/backend/fdinfo.h src/backend/amdgpu_metrics.c src/backend/amdgpu_metrics.h
-src/backend/pci.c src/backend/pci.h src/backend/nvml_probe.h"
+src/backend/pci.c src/backend/pci.h src/backend/nvml_probe.h src/backend/nvml_version.c"
 lib_src=$(ls src/core/*.c src/front/*.c src/doctor/*.c src/backend/fdinfo.c src/backend/amdgpu_metrics.c \
-	src/backend/pci.c)
+	src/backend/pci.c src/backend/nvml_version.c)
 build_ok=1
 # shellcheck disable=SC2086
 if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor data/cuda/drivers.tsv $backend tests/fuzz/run.sh -newer "$lib" 2>/dev/null)" ]; then

@@ -12,18 +12,9 @@
 #include "core/config.h"
 #include "core/gpu.h"
 #include "core/strbuf.h"
+#include "doctor_test.h"
 #include "harness.h"
 #include "tree.h"
-
-static size_t
-count_id(const struct dr_report *r, const char *id)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < r->nr; i++)
-		n += !strcmp(r->f[i].id, id);
-	return n;
-}
 
 static void
 pci_on(const char *fixture, struct dr_report *r)

@@ -14,6 +14,7 @@
 
 #include "backend/nvml_probe.h"
 #include "core/config.h"
+#include "doctor_test.h"
 #include "harness.h"
 #include "tree.h"
 
@@ -192,24 +193,6 @@ run(const struct who *w, struct dr_report *r)
 	}
 }
 
-static const struct dr_finding *
-find(const struct dr_report *r, const char *id)
-{
-	for (size_t i = 0; i < r->nr; i++)
-		if (!strcmp(r->f[i].id, id))
-			return &r->f[i];
-	return NULL;
-}
-
-static bool
-evidence_has(const struct dr_finding *f, const char *s)
-{
-	for (size_t i = 0; f && i < f->nr_evidence; i++)
-		if (strstr(f->evidence[i], s))
-			return true;
-	return false;
-}
-
 static bool
 action_has(const struct dr_finding *f, const char *s)
 {
@@ -222,7 +205,7 @@ expect(const struct who *w, struct dr_report *r, const char *id)
 {
 	dr_report_release(r);
 	run(w, r);
-	return find(r, id);
+	return find_id(r, id);
 }
 
 /* --- NVIDIA ------------------------------------------------------------------------- */
@@ -251,7 +234,7 @@ test_nvidia(void)
 
 	unnode("/dev/nvidia-uvm");
 	f = expect(&alice, &r, "setup.dev.nvidia_uvm");
-	ok(f && f->severity == DR_WARNING && !find(&r, "setup.dev.ok") &&
+	ok(f && f->severity == DR_WARNING && !find_id(&r, "setup.dev.ok") &&
 	           evidence_has(f, "nvidia_uvm is not loaded") &&
 	           action_has(f, "modprobe nvidia-uvm"),
 	   "nvidia: no /dev/nvidia-uvm on the host: warning, modprobe nvidia-uvm");
@@ -293,7 +276,7 @@ test_nvidia(void)
 	ok(f && f->severity == DR_ERROR && strstr(f->title, "/dev/nvidia0") &&
 	           evidence_has(f, "mode -rw-------") && action_has(f, "NVreg_DeviceFileMode"),
 	   "nvidia: /dev/nvidia0 0600: no access, no group helps: NVreg_DeviceFileMode");
-	ok(expect(&superuser, &r, "setup.dev.ok") && !find(&r, "setup.dev.no_access"),
+	ok(expect(&superuser, &r, "setup.dev.ok") && !find_id(&r, "setup.dev.no_access"),
 	   "nvidia: root opens a 0600 node");
 	dr_report_release(&r);
 }
@@ -322,14 +305,14 @@ test_drm(void)
 	           evidence_has(f, "mode -rw-rw----") &&
 	           action_has(f, "sudo usermod -aG render $USER") && action_has(f, "newgrp render"),
 	   "amd: nodes 0660 of render, alice not in it: no access, join render");
-	ok(!find(&r, "setup.dev.relogin") && !find(&r, "setup.dev.ok"),
+	ok(!find_id(&r, "setup.dev.relogin") && !find_id(&r, "setup.dev.ok"),
 	   "amd: not a relogin case, no ok line");
 	f = expect(&alice_render, &r, "setup.dev.ok");
 	ok(f && r.nr == 1 && strstr(f->title, "AMD"), "amd: alice in render: one ok line");
 
 	groups_file("alice");
 	f = expect(&alice, &r, "setup.dev.relogin");
-	ok(f && f->severity == DR_ERROR && !find(&r, "setup.dev.no_access") &&
+	ok(f && f->severity == DR_ERROR && !find_id(&r, "setup.dev.no_access") &&
 	           evidence_has(f, "alice is a member of render") && action_has(f, "Log out"),
 	   "amd: /etc/group lists alice, the session lacks it: log in again");
 	ok(!expect(&alice_render, &r, "setup.dev.relogin"),
@@ -339,13 +322,13 @@ test_drm(void)
 	/* /dev/kfd */
 	unnode("/dev/kfd");
 	f = expect(&alice_render, &r, "setup.dev.missing");
-	ok(f && strstr(f->title, "/dev/kfd") && !find(&r, "setup.dev.no_kfd"),
+	ok(f && strstr(f->title, "/dev/kfd") && !find_id(&r, "setup.dev.no_kfd"),
 	   "amd: sysfs has class/kfd/kfd, /dev/kfd missing: error");
 	at(path, sizeof(path), sys_root, "/class/kfd");
 	rm_tree(path);
 	f = expect(&alice_render, &r, "setup.dev.no_kfd");
-	ok(f && f->severity == DR_INFO && !find(&r, "setup.dev.missing") &&
-	           find(&r, "setup.dev.ok"),
+	ok(f && f->severity == DR_INFO && !find_id(&r, "setup.dev.missing") &&
+	           find_id(&r, "setup.dev.ok"),
 	   "amd: no KFD in the kernel: a note, the render node still ok");
 	node("/dev/kfd", 0660);
 	ok(!expect(&alice_render, &r, "setup.dev.no_kfd"), "amd: /dev/kfd present: no note");
@@ -373,8 +356,8 @@ test_drm(void)
 	render("renderD128", "0000:00:02.0");
 	node("/dev/dri/renderD128", 0666);
 	f = expect(&alice, &r, "setup.dev.ok");
-	ok(f && strstr(f->title, "Intel") && !find(&r, "setup.dev.missing") &&
-	           !find(&r, "setup.dev.no_kfd"),
+	ok(f && strstr(f->title, "Intel") && !find_id(&r, "setup.dev.missing") &&
+	           !find_id(&r, "setup.dev.no_kfd"),
 	   "intel: render node present: ok, no /dev/kfd asked of Intel");
 
 	/* a display-only chip (a BMC's ast) needs no render node */
@@ -429,7 +412,7 @@ test_accounts(void)
 	put(root, "/etc/passwd", "root:x:0:0::/root:/bin/sh\n");
 	unnode("/etc/group");
 	f = expect(&alice, &r, "setup.dev.no_access");
-	ok(f && evidence_has(f, "uid 4242 (?)") && !find(&r, "setup.dev.relogin") &&
+	ok(f && evidence_has(f, "uid 4242 (?)") && !find_id(&r, "setup.dev.relogin") &&
 	           action_has(f, "(gid "),
 	   "accounts: a uid without a passwd entry, no /etc/group: no access, gid by number");
 	dr_report_release(&r);
@@ -469,7 +452,7 @@ test_acl(void)
 		rm_tree(root);
 		return;
 	}
-	ok(expect(&alice, &r, "setup.dev.ok") && !find(&r, "setup.dev.no_access"),
+	ok(expect(&alice, &r, "setup.dev.ok") && !find_id(&r, "setup.dev.no_access"),
 	   "acl: user:alice:rw- admits alice outside render");
 	acl[4 + 8 * 3 + 2] = 4; /* mask r--: the named entry loses write */
 	if (setxattr(path, "system.posix_acl_access", acl, sizeof(acl), 0))
@@ -493,8 +476,8 @@ test_container(void)
 	put_fixture(proc_root, "/self/cgroup", "cgroup-host");
 	put_fixture(proc_root, "/1/cgroup", "cgroup-dockerd");
 	put_fixture(proc_root, "/self/mountinfo", "mountinfo-host");
-	ok(expect(&alice, &r, "setup.dev.missing") && !find(&r, "setup.container.no_gpu") &&
-	           !find(&r, "setup.container.gpu"),
+	ok(expect(&alice, &r, "setup.dev.missing") && !find_id(&r, "setup.container.no_gpu") &&
+	           !find_id(&r, "setup.container.gpu"),
 	   "host (dockerd's cgroup is a .service): nodes missing, no container finding");
 
 	put(root, "/.dockerenv", "");
@@ -549,8 +532,8 @@ test_container(void)
 	node("/dev/nvidia-uvm", 0666);
 	f = expect(&alice, &r, "setup.container.gpu");
 	ok(f && f->severity == DR_INFO && evidence_has(f, "not passed in") &&
-	           evidence_has(f, "/dev/nvidia1") && find(&r, "setup.dev.ok") &&
-	           !find(&r, "setup.dev.missing"),
+	           evidence_has(f, "/dev/nvidia1") && find_id(&r, "setup.dev.ok") &&
+	           !find_id(&r, "setup.dev.missing"),
 	   "docker given GPU 0 of 2: info naming /dev/nvidia1, no missing-node error");
 	node("/dev/nvidia1", 0666);
 	f = expect(&alice, &r, "setup.container.gpu");
@@ -589,9 +572,9 @@ test_container(void)
 	put(root, "/etc/group", "root:x:0:\n");
 	node("/dev/dri/renderD128", 0660);
 	f = expect(&alice, &r, "setup.dev.no_access");
-	ok(f && action_has(f, "--group-add GID") && find(&r, "setup.container.gpu"),
+	ok(f && action_has(f, "--group-add GID") && find_id(&r, "setup.container.gpu"),
 	   "container, render node of an unnamed host gid: --group-add");
-	ok(expect(&alice_render, &r, "setup.dev.ok") && find(&r, "setup.container.gpu"),
+	ok(expect(&alice_render, &r, "setup.dev.ok") && find_id(&r, "setup.container.gpu"),
 	   "container started with --group-add: ok");
 	dr_report_release(&r);
 }

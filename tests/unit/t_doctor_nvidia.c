@@ -18,6 +18,7 @@
 #include "backend/nvml_probe.h"
 #include "core/config.h"
 #include "core/gpu.h"
+#include "doctor_test.h"
 #include "harness.h"
 #include "tree.h"
 
@@ -164,15 +165,6 @@ run(const struct in *in, struct dr_report *r)
 	remember(r);
 }
 
-static const struct dr_finding *
-find(const struct dr_report *r, const char *id)
-{
-	for (size_t i = 0; i < r->nr; i++)
-		if (!strcmp(r->f[i].id, id))
-			return &r->f[i];
-	return NULL;
-}
-
 static bool
 in_catalog(const struct dr_report *r)
 {
@@ -182,21 +174,6 @@ in_catalog(const struct dr_report *r)
 			return false;
 		}
 	return true;
-}
-
-/* Does f's evidence, meaning or action mention s? */
-static bool
-says(const struct dr_finding *f, const char *s)
-{
-	if (!f)
-		return false;
-	if (strstr(f->title, s) || (f->meaning && strstr(f->meaning, s)) ||
-	    (f->action && strstr(f->action, s)))
-		return true;
-	for (size_t i = 0; i < f->nr_evidence; i++)
-		if (strstr(f->evidence[i], s))
-			return true;
-	return false;
 }
 
 /* How many findings with id the input gives (-1 when an id is not in the catalog). */
@@ -251,11 +228,11 @@ test_versions(void)
 	const struct dr_finding *f;
 
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.version");
+	f = find_id(&r, "setup.nvidia.version");
 	ok(f && f->severity == DR_OK && says(f, "590.48.01") && says(f, "CUDA 13.1"),
 	   "version: module and library 590.48.01 agree: ok, with the CUDA version: %s",
 	   f ? f->title : "(none)");
-	ok(!find(&r, "setup.nvidia.version_mismatch"), "version: no mismatch");
+	ok(!find_id(&r, "setup.nvidia.version_mismatch"), "version: no mismatch");
 	ok(says(f, "/proc/driver/nvidia/version"), "version: the evidence names the file");
 	dr_report_release(&r);
 
@@ -264,21 +241,21 @@ test_versions(void)
 
 	in.root = "doctor/nvidia/old";
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.version_mismatch");
+	f = find_id(&r, "setup.nvidia.version_mismatch");
 	ok(f && f->severity == DR_ERROR && says(f, "580.95.05") && says(f, "590.48.01"),
 	   "version: module 580.95.05, library 590.48.01: error naming both");
 	ok(says(f, "rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia") && says(f, "Reboot") &&
 	           says(f, "dkms status"),
 	   "version: the action: reboot, reload the modules, check the upgrade");
-	ok(!find(&r, "setup.nvidia.version"), "version: no ok beside the error");
+	ok(!find_id(&r, "setup.nvidia.version"), "version: no ok beside the error");
 	dr_report_release(&r);
 
 	/* NVML's own answer, with the version from the library's file name */
 	in.p = &mm;
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.version_mismatch");
+	f = find_id(&r, "setup.nvidia.version_mismatch");
 	ok(f && says(f, "returned 18"), "version: LIB_RM_VERSION_MISMATCH is quoted");
-	ok(!find(&r, "setup.nvidia.init_failed"), "version: and not reported twice");
+	ok(!find_id(&r, "setup.nvidia.init_failed"), "version: and not reported twice");
 	dr_report_release(&r);
 	in.root = "doctor/nvidia/loaded";
 	mm.library_version[0] = '\0';
@@ -300,27 +277,27 @@ test_init(void)
 	/* driver not loaded */
 	p = probe_fail(9, "Driver Not Loaded");
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.init_driver_not_loaded");
+	f = find_id(&r, "setup.nvidia.init_driver_not_loaded");
 	ok(f && f->severity == DR_ERROR && says(f, "modprobe nvidia") &&
 	           says(f, "dkms autoinstall") && says(f, "0000:01:00.0"),
 	   "init: DRIVER_NOT_LOADED with an NVIDIA GPU on the bus: error, modprobe, DKMS");
 	dr_report_release(&r);
 	in.root = "doctor/nvidia/intel";
 	run(&in, &r);
-	ok(!find(&r, "setup.nvidia.init_driver_not_loaded"),
+	ok(!find_id(&r, "setup.nvidia.init_driver_not_loaded"),
 	   "init: DRIVER_NOT_LOADED with no NVIDIA GPU: nothing to drive");
 	dr_report_release(&r);
 	in.root = "doctor/nvidia/loaded";
 	p = probe_ok("590.48.01");
 	run(&in, &r);
-	ok(!find(&r, "setup.nvidia.init_driver_not_loaded") && r.nr == 1,
+	ok(!find_id(&r, "setup.nvidia.init_driver_not_loaded") && r.nr == 1,
 	   "init: NVML works: only the version finding (%zu)", r.nr);
 	dr_report_release(&r);
 
 	/* no permission */
 	p = probe_fail(4, "Insufficient Permissions");
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.init_no_permission");
+	f = find_id(&r, "setup.nvidia.init_no_permission");
 	ok(f && f->severity == DR_ERROR && says(f, "/dev/nvidiactl: absent") && says(f, "usermod"),
 	   "init: NO_PERMISSION: error, the device nodes and the group advice");
 	dr_report_release(&r);
@@ -338,13 +315,13 @@ test_init(void)
 	         "nvml: the NVIDIA driver library libnvidia-ml.so.1 is not installed");
 	in.root = "doctor/nvidia/unloaded";
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.library_missing");
+	f = find_id(&r, "setup.nvidia.library_missing");
 	ok(f && f->severity == DR_ERROR && says(f, "not installed") && says(f, "ubuntu-drivers"),
 	   "init: no library, an NVIDIA GPU on the bus: error, install the driver");
 	dr_report_release(&r);
 	in.root = "doctor/nvidia/container";
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.library_missing");
+	f = find_id(&r, "setup.nvidia.library_missing");
 	ok(says(f, "--gpus all"), "init: no library in a container: start it with the GPUs");
 	dr_report_release(&r);
 	in.root = "doctor/nvidia/intel";
@@ -366,7 +343,7 @@ test_init(void)
 	p = probe_fail(999, "Unknown Error");
 	in.root = "doctor/nvidia/container";
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.init_unknown");
+	f = find_id(&r, "setup.nvidia.init_unknown");
 	ok(f && f->severity == DR_ERROR && says(f, "container") && says(f, ".dockerenv") &&
 	           says(f, "daemon-reload") && says(f, "create-dev-char-symlinks --create-all") &&
 	           says(f, "start it again"),
@@ -384,7 +361,7 @@ test_init(void)
 	dr_report_release(&r);
 	in.root = "doctor/nvidia/container-cgroup";
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.init_unknown");
+	f = find_id(&r, "setup.nvidia.init_unknown");
 	ok(says(f, "daemon-reload") && says(f, "'docker'"),
 	   "init: a container found through /proc/1/cgroup");
 	dr_report_release(&r);
@@ -402,12 +379,12 @@ test_init(void)
 	}
 	in.root = tmp_root;
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.init_unknown");
+	f = find_id(&r, "setup.nvidia.init_unknown");
 	ok(says(f, "container=podman"), "init: a container found through /proc/1/environ");
 	dr_report_release(&r);
 	in.root = "doctor/nvidia/unloaded";
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.init_unknown");
+	f = find_id(&r, "setup.nvidia.init_unknown");
 	ok(f && !says(f, "daemon-reload") && !says(f, "(in a container)") && says(f, "reboot"),
 	   "init: Unknown Error outside a container: reboot, reinstall; no container story");
 	dr_report_release(&r);
@@ -418,7 +395,7 @@ test_init(void)
 	/* anything else */
 	p = probe_fail(15, "GPU is lost");
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.init_failed");
+	f = find_id(&r, "setup.nvidia.init_failed");
 	ok(f && f->severity == DR_ERROR && says(f, "GPU is lost") && says(f, "returned 15"),
 	   "init: another error: init_failed with NVML's words");
 	dr_report_release(&r);
@@ -464,7 +441,7 @@ test_devices(void)
 	/* persistence */
 	make_snap(&s, 2, 0, 0, -1, -1, -1);
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.persistence_off");
+	f = find_id(&r, "setup.nvidia.persistence_off");
 	ok(f && f->severity == DR_INFO && says(f, "2 of 2") &&
 	           says(f, "systemctl enable --now nvidia-persistenced") &&
 	           says(f, "nvidia-smi -pm 1") && says(f, "GPU 1 (NVIDIA H100"),
@@ -484,8 +461,8 @@ test_devices(void)
 	s.dev[0].v[GF_PERSISTENCE] = 1;
 	s.dev[1].v[GF_PERSISTENCE] = 1;
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.persistence");
-	ok(f && f->severity == DR_OK && !find(&r, "setup.nvidia.persistence_off"),
+	f = find_id(&r, "setup.nvidia.persistence");
+	ok(f && f->severity == DR_OK && !find_id(&r, "setup.nvidia.persistence_off"),
 	   "persistence: on: ok (%s)", f ? f->title : "none");
 	dr_report_release(&r);
 	gpu_snapshot_release(&s);
@@ -493,16 +470,16 @@ test_devices(void)
 	/* compute mode */
 	make_snap(&s, 2, 1, 0, CM_DEFAULT, -1, -1);
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.compute_mode");
-	ok(f && f->severity == DR_OK && !find(&r, "setup.nvidia.compute_prohibited") &&
-	           !find(&r, "setup.nvidia.compute_exclusive"),
+	f = find_id(&r, "setup.nvidia.compute_mode");
+	ok(f && f->severity == DR_OK && !find_id(&r, "setup.nvidia.compute_prohibited") &&
+	           !find_id(&r, "setup.nvidia.compute_exclusive"),
 	   "compute: DEFAULT everywhere: ok");
 	dr_report_release(&r);
 	s.dev[1].v[GF_COMPUTE_MODE] = CM_PROHIBITED;
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.compute_prohibited");
+	f = find_id(&r, "setup.nvidia.compute_prohibited");
 	ok(f && f->severity == DR_WARNING && says(f, "nvidia-smi -i 1 -c DEFAULT") &&
-	           !find(&r, "setup.nvidia.compute_mode"),
+	           !find_id(&r, "setup.nvidia.compute_mode"),
 	   "compute: GPU 1 PROHIBITED, GPU 0 usable: a warning, reset GPU 1 to DEFAULT");
 	dr_report_release(&r);
 	s.dev[0].v[GF_COMPUTE_MODE] = CM_PROHIBITED;
@@ -517,9 +494,10 @@ test_devices(void)
 	s.dev[0].v[GF_COMPUTE_MODE] = CM_DEFAULT;
 	s.dev[1].v[GF_COMPUTE_MODE] = CM_EXCLUSIVE_PROCESS;
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.compute_exclusive");
+	f = find_id(&r, "setup.nvidia.compute_exclusive");
 	ok(f && f->severity == DR_INFO && says(f, "EXCLUSIVE_PROCESS") &&
-	           says(f, "busy or unavailable") && !find(&r, "setup.nvidia.compute_prohibited"),
+	           says(f, "busy or unavailable") &&
+	           !find_id(&r, "setup.nvidia.compute_prohibited"),
 	   "compute: EXCLUSIVE_PROCESS: a note naming the error a second job gets");
 	dr_report_release(&r);
 	gpu_snapshot_release(&s);
@@ -527,21 +505,21 @@ test_devices(void)
 	/* MIG */
 	make_snap(&s, 1, 1, 0, CM_DEFAULT, 1, 1);
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.mig_enabled");
+	f = find_id(&r, "setup.nvidia.mig_enabled");
 	ok(f && f->severity == DR_INFO && says(f, "CUDA_VISIBLE_DEVICES") && says(f, "MIG-") &&
-	           !find(&r, "setup.nvidia.mig_pending"),
+	           !find_id(&r, "setup.nvidia.mig_pending"),
 	   "mig: enabled: a note on CUDA seeing only MIG devices");
 	dr_report_release(&r);
 	s.dev[0].v[GF_MIG_MODE] = 0;
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.mig_pending");
+	f = find_id(&r, "setup.nvidia.mig_pending");
 	ok(f && f->severity == DR_WARNING && says(f, "off -> on") &&
-	           says(f, "nvidia-smi -i 0 -r") && !find(&r, "setup.nvidia.mig_enabled"),
+	           says(f, "nvidia-smi -i 0 -r") && !find_id(&r, "setup.nvidia.mig_enabled"),
 	   "mig: off, on pending: warning, reset the GPU");
 	dr_report_release(&r);
 	s.dev[0].v[GF_MIG_MODE_PENDING] = 0;
 	run(&in, &r);
-	ok(!find(&r, "setup.nvidia.mig_pending") && !find(&r, "setup.nvidia.mig_enabled"),
+	ok(!find_id(&r, "setup.nvidia.mig_pending") && !find_id(&r, "setup.nvidia.mig_enabled"),
 	   "mig: off: nothing");
 	dr_report_release(&r);
 	gpu_snapshot_release(&s);
@@ -567,7 +545,7 @@ test_secure_boot(void)
 	in.root = root;
 
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.secure_boot_refused");
+	f = find_id(&r, "setup.nvidia.secure_boot_refused");
 	ok(f && f->severity == DR_ERROR && says(f, "Lockdown: modprobe") &&
 	           says(f, "1 (enabled)") && says(f, "mokutil --import") &&
 	           says(f, "linux-modules-nvidia") && says(f, "disable Secure Boot"),
@@ -578,24 +556,24 @@ test_secure_boot(void)
 
 	in.klog = "rejected.txt";
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.secure_boot_refused");
+	f = find_id(&r, "setup.nvidia.secure_boot_refused");
 	ok(says(f, "nvidia: Key was rejected by service"),
 	   "secure boot: 'Key was rejected by service' naming nvidia is a refusal");
 	dr_report_release(&r);
 
 	in.klog = "taint.txt";
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.module_unsigned");
-	ok(!find(&r, "setup.nvidia.secure_boot_refused") && f && f->severity == DR_INFO &&
+	f = find_id(&r, "setup.nvidia.module_unsigned");
+	ok(!find_id(&r, "setup.nvidia.secure_boot_refused") && f && f->severity == DR_INFO &&
 	           says(f, "tainting kernel") && !says(f, "refused the"),
 	   "secure boot: the taint note alone is not a refusal (an info)");
 	dr_report_release(&r);
 
 	in.klog = "clean.txt";
 	run(&in, &r);
-	ok(!find(&r, "setup.nvidia.secure_boot_refused") &&
-	           !find(&r, "setup.nvidia.module_unsigned") &&
-	           !find(&r, "setup.nvidia.secure_boot_likely"),
+	ok(!find_id(&r, "setup.nvidia.secure_boot_refused") &&
+	           !find_id(&r, "setup.nvidia.module_unsigned") &&
+	           !find_id(&r, "setup.nvidia.secure_boot_likely"),
 	   "secure boot: a log without a refusal: nothing about Secure Boot");
 	dr_report_release(&r);
 
@@ -610,7 +588,7 @@ test_secure_boot(void)
 	/* the kernel log could not be read */
 	in.klog = NULL;
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.secure_boot_likely");
+	f = find_id(&r, "setup.nvidia.secure_boot_likely");
 	ok(f && f->severity == DR_WARNING && says(f, "dmesg_restrict") && says(f, "1 (enabled)") &&
 	           says(f, "Key was rejected by service") && says(f, "mokutil"),
 	   "secure boot: log unreadable, module absent, Secure Boot on: a likely cause, ranked");
@@ -658,7 +636,7 @@ test_vfio(void)
 	p = probe_fail(9, "Driver Not Loaded");
 	in.klog = "clean.txt";
 	run(&in, &r);
-	ok(!find(&r, "setup.nvidia.init_driver_not_loaded") && dr_worst(&r) < DR_WARNING,
+	ok(!find_id(&r, "setup.nvidia.init_driver_not_loaded") && dr_worst(&r) < DR_WARNING,
 	   "vfio: the library installed, DRIVER_NOT_LOADED: not an error for a VM's GPU");
 	dr_report_release(&r);
 
@@ -692,7 +670,7 @@ test_module_version(void)
 	    0);
 	write_at(dir, "version", text);
 	run(&in, &r);
-	ok(!find(&r, "setup.nvidia.version_mismatch") && !find(&r, "setup.nvidia.version"),
+	ok(!find_id(&r, "setup.nvidia.version_mismatch") && !find_id(&r, "setup.nvidia.version"),
 	   "module version: a 109-character version is unknown: no mismatch made up");
 	dr_report_release(&r);
 
@@ -701,15 +679,15 @@ test_module_version(void)
 	         "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  590.48.01-custom  "
 	         "Release Build\n");
 	run(&in, &r);
-	f = find(&r, "setup.nvidia.version");
-	ok(f && !find(&r, "setup.nvidia.version_mismatch") && says(f, "590.48.01-custom"),
+	f = find_id(&r, "setup.nvidia.version");
+	ok(f && !find_id(&r, "setup.nvidia.version_mismatch") && says(f, "590.48.01-custom"),
 	   "module version: '590.48.01-custom' is 590.48.01, the evidence quotes the line");
 	dr_report_release(&r);
 
 	/* "Kernel Module" only on a later line: not the version line */
 	write_at(dir, "version", "NVRM version: garbage\nGCC version: Kernel Module 1.2.3\n");
 	run(&in, &r);
-	ok(!find(&r, "setup.nvidia.version_mismatch"),
+	ok(!find_id(&r, "setup.nvidia.version_mismatch"),
 	   "module version: a first line without it: unknown, no mismatch with 1.2.3");
 	dr_report_release(&r);
 
@@ -717,7 +695,7 @@ test_module_version(void)
 	join(dir, sizeof(dir), root, "proc/driver/nvidia/version");
 	unlink(dir);
 	run(&in, &r);
-	ok(!find(&r, "setup.nvidia.version_mismatch") && in_catalog(&r),
+	ok(!find_id(&r, "setup.nvidia.version_mismatch") && in_catalog(&r),
 	   "module version: the file missing: no mismatch");
 	dr_report_release(&r);
 }

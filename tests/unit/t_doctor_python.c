@@ -16,6 +16,7 @@
 #include "backend/nvml_probe.h"
 #include "core/config.h"
 #include "core/gpu.h"
+#include "doctor_test.h"
 #include "harness.h"
 #include "tree.h"
 
@@ -102,34 +103,6 @@ run_on(const struct machine *m, struct dr_report *r)
 	ctx.getenv = test_env;
 	dr_check_python(&ctx, r);
 	gpu_snapshot_release(&snap);
-}
-
-static const struct dr_finding *
-find_id(const struct dr_report *r, const char *id)
-{
-	for (size_t i = 0; i < r->nr; i++)
-		if (!strcmp(r->f[i].id, id))
-			return &r->f[i];
-	return NULL;
-}
-
-static size_t
-count_id(const struct dr_report *r, const char *id)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < r->nr; i++)
-		n += !strcmp(r->f[i].id, id);
-	return n;
-}
-
-static bool
-evidence_has(const struct dr_finding *f, const char *s)
-{
-	for (size_t i = 0; f && i < f->nr_evidence; i++)
-		if (strstr(f->evidence[i], s))
-			return true;
-	return false;
 }
 
 static size_t ids_checked;

@@ -18,6 +18,7 @@
 
 #include "core/config.h"
 #include "core/gpu.h"
+#include "doctor_test.h"
 #include "harness.h"
 #include "tree.h"
 
@@ -74,35 +75,6 @@ run_on(const char *dir, const struct gpu_snapshot *snap,
 	ctx.snap = snap;
 	ctx.getenv = test_env;
 	check(&ctx, r);
-}
-
-static const struct dr_finding *
-find(const struct dr_report *r, const char *id)
-{
-	for (size_t i = 0; i < r->nr; i++)
-		if (!strcmp(r->f[i].id, id))
-			return &r->f[i];
-	return NULL;
-}
-
-static size_t
-count_id(const struct dr_report *r, const char *id)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < r->nr; i++)
-		n += !strcmp(r->f[i].id, id);
-	return n;
-}
-
-/* Does any evidence line of f hold s? */
-static bool
-evidence_has(const struct dr_finding *f, const char *s)
-{
-	for (size_t i = 0; f && i < f->nr_evidence; i++)
-		if (strstr(f->evidence[i], s))
-			return true;
-	return false;
 }
 
 static bool all_known = true;
@@ -163,7 +135,7 @@ test_vm(void)
 	env_clear();
 	copy_fixture("doctor/render/vm-qemu", vm, sizeof(vm));
 	render(vm, &r);
-	f = find(&r, "setup.render.vm_no_gpu");
+	f = find_id(&r, "setup.render.vm_no_gpu");
 	ok(f && f->severity == DR_WARNING, "vm: QEMU guest with virtio-gpu only: warning");
 	ok(f && strstr(f->title, "QEMU/KVM") && evidence_has(f, "1af4:1050") &&
 	           evidence_has(f, "virtio-gpu") && evidence_has(f, "sys_vendor 'QEMU'") &&
@@ -171,12 +143,12 @@ test_vm(void)
 	   "vm: evidence: the adapter, DMI and the cpuinfo flag");
 	ok(f && f->action && strstr(f->action, "vfio-pci") && strstr(f->action, "virgl"),
 	   "vm: action: VFIO passthrough, virgl's limits");
-	ok(!find(&r, "setup.render.vm_gpu") && !find(&r, "setup.render.render_nodes"),
+	ok(!find_id(&r, "setup.render.vm_gpu") && !find_id(&r, "setup.render.render_nodes"),
 	   "vm: no ok line, no render-node finding without a session");
 
 	env_put("DISPLAY", ":0");
 	render(vm, &r);
-	f = find(&r, "setup.render.no_render_node");
+	f = find_id(&r, "setup.render.no_render_node");
 	ok(f && f->severity == DR_WARNING && evidence_has(f, "DISPLAY=:0"),
 	   "vm: a display session without a render node: warning");
 	env_clear();
@@ -184,8 +156,8 @@ test_vm(void)
 	/* a GPU passed through */
 	add_pci(vm, "0000:06:00.0", "0x10de\n", "0x26b9\n", "nvidia", "0\n");
 	render(vm, &r);
-	f = find(&r, "setup.render.vm_gpu");
-	ok(f && f->severity == DR_OK && !find(&r, "setup.render.vm_no_gpu") &&
+	f = find_id(&r, "setup.render.vm_gpu");
+	ok(f && f->severity == DR_OK && !find_id(&r, "setup.render.vm_no_gpu") &&
 	           strstr(f->title, "1 GPU passed through"),
 	   "vm: with an NVIDIA GPU passed through: ok");
 
@@ -201,7 +173,7 @@ test_vm(void)
 	rm_tree(path);
 	add_pci(vm, "0000:00:0f.0", "0x15ad\n", "0x0405\n", "vmwgfx", "1\n");
 	render(vm, &r);
-	f = find(&r, "setup.render.vm_no_gpu");
+	f = find_id(&r, "setup.render.vm_no_gpu");
 	ok(f && strstr(f->title, "VMware") && f->action &&
 	           strstr(f->action, "Accelerate 3D graphics"),
 	   "vm: VMware: its 3D acceleration setting named");
@@ -211,7 +183,7 @@ test_vm(void)
 	write_at(path, "sys_vendor", "innotek GmbH\n");
 	write_at(path, "product_name", "VirtualBox\n");
 	render(vm, &r);
-	f = find(&r, "setup.render.vm_no_gpu");
+	f = find_id(&r, "setup.render.vm_no_gpu");
 	ok(f && strstr(f->title, "VirtualBox") && strstr(f->action, "Enable 3D Acceleration"),
 	   "vm: VirtualBox: its 3D setting named");
 
@@ -226,9 +198,9 @@ test_vm(void)
 	make_dirs(path);
 	write_at(path, "dxg", "");
 	render(vm, &r);
-	f = find(&r, "setup.render.vm_gpu");
+	f = find_id(&r, "setup.render.vm_gpu");
 	ok(f && f->severity == DR_OK && strstr(f->title, "WSL") &&
-	           !find(&r, "setup.render.vm_no_gpu"),
+	           !find_id(&r, "setup.render.vm_no_gpu"),
 	   "vm: WSL 2 with /dev/dxg: ok");
 
 	/* Hyper-V Gen 2: no PCI display, hyperv_drm on the VMBus, DMI */
@@ -241,7 +213,7 @@ test_vm(void)
 	write_at(path, "sys_vendor", "Microsoft Corporation\n");
 	write_at(path, "product_name", "Virtual Machine\n");
 	render(vm, &r);
-	f = find(&r, "setup.render.vm_no_gpu");
+	f = find_id(&r, "setup.render.vm_no_gpu");
 	ok(f && strstr(f->title, "Hyper-V") && evidence_has(f, "hyperv_drm") &&
 	           strstr(f->action, "Add-VMGpuPartitionAdapter"),
 	   "vm: Hyper-V without a GPU: GPU-P and DDA named");
@@ -259,9 +231,9 @@ test_bare_metal(void)
 	env_clear();
 	copy_fixture("doctor/render/hybrid", hy, sizeof(hy));
 	render(hy, &r);
-	ok(!find(&r, "setup.render.vm_no_gpu") && !find(&r, "setup.render.vm_gpu"),
+	ok(!find_id(&r, "setup.render.vm_no_gpu") && !find_id(&r, "setup.render.vm_gpu"),
 	   "laptop: not a VM");
-	f = find(&r, "setup.render.prime");
+	f = find_id(&r, "setup.render.prime");
 	ok(f && f->severity == DR_INFO && strstr(f->title, "Intel GPU at 0000:00:02.0") &&
 	           strstr(f->title, "NVIDIA GPU at 0000:01:00.0"),
 	   "laptop: Intel iGPU + NVIDIA dGPU: PRIME note");
@@ -274,16 +246,16 @@ test_bare_metal(void)
 
 	env_put("__NV_PRIME_RENDER_OFFLOAD", "1");
 	render(hy, &r);
-	ok(find(&r, "setup.render.prime_set") && !find(&r, "setup.render.prime"),
+	ok(find_id(&r, "setup.render.prime_set") && !find_id(&r, "setup.render.prime"),
 	   "laptop: __NV_PRIME_RENDER_OFFLOAD=1 set: ok instead");
-	f = find(&r, "setup.render.prime_set");
+	f = find_id(&r, "setup.render.prime_set");
 	ok(f && f->meaning && strstr(f->meaning, "GLX") &&
 	           evidence_has(f, "__GLX_VENDOR_LIBRARY_NAME=(unset)") && f->action &&
 	           strstr(f->action, "__GLX_VENDOR_LIBRARY_NAME=nvidia"),
 	   "laptop: offload without __GLX_VENDOR_LIBRARY_NAME=nvidia: GLX still on the iGPU");
 	env_put("__GLX_VENDOR_LIBRARY_NAME", "nvidia");
 	render(hy, &r);
-	f = find(&r, "setup.render.prime_set");
+	f = find_id(&r, "setup.render.prime_set");
 	ok(f && !f->meaning && !f->action, "laptop: both PRIME variables: ok, nothing to add");
 	env_clear();
 
@@ -293,12 +265,12 @@ test_bare_metal(void)
 	write_at(path, "device", "0x73df\n");
 	link_at(path, "driver", "../../../../bus/pci/drivers/amdgpu");
 	render(hy, &r);
-	f = find(&r, "setup.render.prime");
+	f = find_id(&r, "setup.render.prime");
 	ok(f && strstr(f->action, "DRI_PRIME=1") && strstr(f->action, "DRI_PRIME=pci-0000_01_00_0"),
 	   "laptop: AMD dGPU: DRI_PRIME=1 and its pci- name");
 	env_put("DRI_PRIME", "1");
 	render(hy, &r);
-	ok(find(&r, "setup.render.prime_set") && !find(&r, "setup.render.prime"),
+	ok(find_id(&r, "setup.render.prime_set") && !find_id(&r, "setup.render.prime"),
 	   "laptop: DRI_PRIME=1 set: ok");
 	env_clear();
 
@@ -307,45 +279,45 @@ test_bare_metal(void)
 	write_at(path, "vendor", "0x1a03\n");
 	write_at(path, "device", "0x2000\n");
 	render(hy, &r);
-	ok(!find(&r, "setup.render.prime"), "server: a BMC's VGA at boot: no PRIME note");
+	ok(!find_id(&r, "setup.render.prime"), "server: a BMC's VGA at boot: no PRIME note");
 
 	/* render nodes in a session */
 	env_put("XDG_SESSION_TYPE", "wayland");
 	render(hy, &r);
-	f = find(&r, "setup.render.render_nodes");
+	f = find_id(&r, "setup.render.render_nodes");
 	ok(f && f->severity == DR_OK && strstr(f->title, "renderD128") &&
-	           !find(&r, "setup.render.no_render_node"),
+	           !find_id(&r, "setup.render.no_render_node"),
 	   "session: render nodes present: one ok line");
 	env_clear();
 
 	/* software rendering forced */
 	env_put("LIBGL_ALWAYS_SOFTWARE", "1");
 	render(hy, &r);
-	f = find(&r, "setup.render.software_env");
+	f = find_id(&r, "setup.render.software_env");
 	ok(f && f->severity == DR_WARNING && evidence_has(f, "LIBGL_ALWAYS_SOFTWARE=1"),
 	   "env: LIBGL_ALWAYS_SOFTWARE=1: warning");
 	env_put("LIBGL_ALWAYS_SOFTWARE", "0");
 	render(hy, &r);
-	ok(!find(&r, "setup.render.software_env"), "env: LIBGL_ALWAYS_SOFTWARE=0: nothing");
+	ok(!find_id(&r, "setup.render.software_env"), "env: LIBGL_ALWAYS_SOFTWARE=0: nothing");
 	env_put("GALLIUM_DRIVER", "llvmpipe");
 	render(hy, &r);
-	ok(evidence_has(find(&r, "setup.render.software_env"), "GALLIUM_DRIVER=llvmpipe"),
+	ok(evidence_has(find_id(&r, "setup.render.software_env"), "GALLIUM_DRIVER=llvmpipe"),
 	   "env: GALLIUM_DRIVER=llvmpipe: warning");
 	env_put("GALLIUM_DRIVER", "radeonsi");
 	render(hy, &r);
-	ok(!find(&r, "setup.render.software_env"), "env: GALLIUM_DRIVER=radeonsi: nothing");
+	ok(!find_id(&r, "setup.render.software_env"), "env: GALLIUM_DRIVER=radeonsi: nothing");
 	env_clear();
 
 	/* remote displays */
 	env_put("DISPLAY", "localhost:10.0");
 	env_put("SSH_CONNECTION", "10.0.0.2 50000 10.0.0.1 22");
 	render(hy, &r);
-	f = find(&r, "setup.render.remote_x11");
+	f = find_id(&r, "setup.render.remote_x11");
 	ok(f && f->severity == DR_INFO && strstr(f->action, "vglrun"),
 	   "ssh -X: forwarded DISPLAY: note naming VirtualGL");
 	env_put("DISPLAY", ":0");
 	render(hy, &r);
-	ok(!find(&r, "setup.render.remote_x11"), "ssh with a local DISPLAY :0: nothing");
+	ok(!find_id(&r, "setup.render.remote_x11"), "ssh with a local DISPLAY :0: nothing");
 	env_clear();
 
 	join(path, sizeof(path), hy, "proc/2345");
@@ -357,14 +329,14 @@ test_bare_metal(void)
 	write_at(path, "comm", "bash\n");
 	env_put("DISPLAY", ":1");
 	render(hy, &r);
-	f = find(&r, "setup.render.remote_desktop");
+	f = find_id(&r, "setup.render.remote_desktop");
 	ok(f && f->severity == DR_WARNING && strstr(f->title, "Xtigervnc") &&
 	           evidence_has(f, "display :1") &&
 	           count_id(&r, "setup.render.remote_desktop") == 1,
 	   "vnc: this session's display is Xtigervnc's: warning");
 	env_put("DISPLAY", ":0");
 	render(hy, &r);
-	f = find(&r, "setup.render.remote_desktop");
+	f = find_id(&r, "setup.render.remote_desktop");
 	ok(f && f->severity == DR_INFO, "vnc: another display: a note");
 	rm_tree(hy);
 	dr_report_release(&r);
@@ -516,7 +488,8 @@ test_video_robust(void)
 	n = tiny_elf(elf, sizeof(elf), "libavcodec.so.61", "$ORIGIN/../lib");
 	ffmpeg_is(dir, elf, n);
 	video(dir, &s, &r);
-	ok(find(&r, "setup.video.ffmpeg_gpu") != NULL, "robust: the intact ELF finds libavcodec");
+	ok(find_id(&r, "setup.video.ffmpeg_gpu") != NULL,
+	   "robust: the intact ELF finds libavcodec");
 
 	/* cut short at every length */
 	for (size_t len = 0; len < n; len++) {
@@ -562,7 +535,7 @@ test_video_robust(void)
 			dy->d_un.d_val = UINT64_MAX - 1;
 	ffmpeg_is(dir, bad, sizeof(bad));
 	video(dir, &s, &r);
-	f = find(&r, "setup.video.ffmpeg_no_gpu");
+	f = find_id(&r, "setup.video.ffmpeg_no_gpu");
 	ok(f && evidence_has(f, "(static)"),
 	   "robust: DT_NEEDED strings without a NUL before the end: none read, searched itself");
 #undef CORRUPT
@@ -582,7 +555,7 @@ test_video_robust(void)
 	n = tiny_elf(elf, sizeof(elf), "libavcodec.so.61", longpath);
 	ffmpeg_is(dir, elf, n);
 	video(dir, &s, &r);
-	f = find(&r, "setup.video.ffmpeg_gpu");
+	f = find_id(&r, "setup.video.ffmpeg_gpu");
 	ok(f && evidence_has(f, "/srv/lib/libavcodec.so.61"),
 	   "robust: a RUNPATH of %zu bytes is followed to its last directory", strlen(longpath));
 
@@ -593,7 +566,7 @@ test_video_robust(void)
 	n = tiny_elf(elf, sizeof(elf), "libavcodec.so.61", "$ORIGINAL/lib");
 	ffmpeg_is(dir, elf, n);
 	video(dir, &s, &r);
-	f = find(&r, "setup.video.no_ffmpeg");
+	f = find_id(&r, "setup.video.no_ffmpeg");
 	ok(f && strstr(f->title, "needs libavcodec.so.61") && !evidence_has(f, "binAL"),
 	   "robust: $ORIGINAL is not $ORIGIN");
 
@@ -616,7 +589,7 @@ test_video_robust(void)
 	alarm(20);
 	video(dir, &s, &r);
 	alarm(0);
-	f = find(&r, "setup.video.ffmpeg_gpu");
+	f = find_id(&r, "setup.video.ffmpeg_gpu");
 	ok(f && evidence_has(f, "/srv/lib/libavcodec.so.61"),
 	   "robust: ld.so.conf FIFOs skipped; an indented line with a comment read");
 	unlink(path);
@@ -636,14 +609,14 @@ test_video_robust(void)
 	alarm(20);
 	video(dir, &s, &r);
 	alarm(0);
-	f = find(&r, "setup.video.no_ffmpeg");
+	f = find_id(&r, "setup.video.no_ffmpeg");
 	ok(f && strstr(f->title, "/opt/ff/bin/ffmpeg") && strstr(f->title, "empty") &&
-	           !find(&r, "setup.video.ffmpeg_no_gpu"),
+	           !find_id(&r, "setup.video.ffmpeg_no_gpu"),
 	   "robust: FIFO and directory named ffmpeg skipped; an empty one is no 'built without'");
 	ffmpeg_is(dir, "#!/bin/sh\nexec /opt/real/ffmpeg \"$@\"\n", 33);
 	video(dir, &s, &r);
-	f = find(&r, "setup.video.no_ffmpeg");
-	ok(f && strstr(f->title, "script") && !find(&r, "setup.video.ffmpeg_no_gpu"),
+	f = find_id(&r, "setup.video.no_ffmpeg");
+	ok(f && strstr(f->title, "script") && !find_id(&r, "setup.video.ffmpeg_no_gpu"),
 	   "robust: a wrapper script is not taken for an ffmpeg without NVENC");
 
 	/* a link loop named ffmpeg */
@@ -653,7 +626,7 @@ test_video_robust(void)
 	link_at(path, "ffmpeg", "ffmpeg2");
 	link_at(path, "ffmpeg2", "ffmpeg");
 	video(dir, &s, &r);
-	ok(find(&r, "setup.video.no_ffmpeg") != NULL, "robust: a link loop is no ffmpeg");
+	ok(find_id(&r, "setup.video.no_ffmpeg") != NULL, "robust: a link loop is no ffmpeg");
 
 	gpu_snapshot_release(&s);
 	dr_report_release(&r);
@@ -687,7 +660,7 @@ test_video(void)
 	add_dev(&s, VENDOR_NVIDIA, "NVIDIA CMP 170HX", false, false);
 	add_dev(&s, VENDOR_NVIDIA, "NVIDIA CMP 170HX", false, false);
 	video(dir, &s, &r);
-	f = find(&r, "setup.video.no_engines");
+	f = find_id(&r, "setup.video.no_engines");
 	ok(f && f->severity == DR_INFO && count_id(&r, "setup.video.no_engines") == 1 &&
 	           strstr(f->title, "GPUs 0, 1 (NVIDIA CMP 170HX)") &&
 	           evidence_has(f, "encoder utilisation not supported"),
@@ -699,39 +672,41 @@ test_video(void)
 	add_dev(&s, VENDOR_NVIDIA, "NVIDIA L40S", true, true);
 	add_dev(&s, VENDOR_NVIDIA, "NVIDIA H100 80GB HBM3", false, true);
 	video(dir, &s, &r);
-	f = find(&r, "setup.video.engines");
+	f = find_id(&r, "setup.video.engines");
 	ok(f && f->severity == DR_OK && strstr(f->title, "GPU 0 (NVIDIA L40S)") &&
 	           strstr(f->title, "NVENC") && strstr(f->title, "NVDEC") &&
 	           evidence_has(f, "NVML: encoder utilisation readable"),
 	   "video: L40S: NVENC and NVDEC, from NVML");
-	f = find(&r, "setup.video.no_nvenc");
+	f = find_id(&r, "setup.video.no_nvenc");
 	ok(f && f->severity == DR_INFO && strstr(f->title, "GPU 1 (NVIDIA H100 80GB HBM3)") &&
 	           strstr(f->title, "NVDEC decoders but no NVENC"),
 	   "video: H100: NVDEC but no NVENC");
-	f = find(&r, "setup.video.no_ffmpeg");
+	f = find_id(&r, "setup.video.no_ffmpeg");
 	ok(f && f->severity == DR_INFO && count_id(&r, "setup.video.no_ffmpeg") == 1 &&
-	           !find(&r, "setup.video.ffmpeg_gpu") && !find(&r, "setup.video.ffmpeg_no_gpu"),
+	           !find_id(&r, "setup.video.ffmpeg_gpu") &&
+	           !find_id(&r, "setup.video.ffmpeg_no_gpu"),
 	   "video: no ffmpeg on PATH: one note, nothing else about ffmpeg");
-	f = find(&r, "setup.video.nvidia_libs_missing");
+	f = find_id(&r, "setup.video.nvidia_libs_missing");
 	ok(f && f->severity == DR_INFO && strstr(f->title, "libnvidia-encode.so.1") &&
 	           strstr(f->title, "libnvcuvid.so.1"),
 	   "video: NVIDIA's video libraries missing, no ffmpeg to use them: a note");
 	env_put("NVIDIA_DRIVER_CAPABILITIES", "compute,utility");
 	video(dir, &s, &r);
-	ok(evidence_has(find(&r, "setup.video.nvidia_libs_missing"), "no 'video'"),
+	ok(evidence_has(find_id(&r, "setup.video.nvidia_libs_missing"), "no 'video'"),
 	   "video: NVIDIA_DRIVER_CAPABILITIES without video: said so");
 	env_put("NVIDIA_DRIVER_CAPABILITIES", NULL);
 	write_at(lib, "libnvidia-encode.so.1", "x");
 	write_at(lib, "libnvcuvid.so.1.550.54", "x");
 	link_at(lib, "libnvcuvid.so.1", "libnvcuvid.so.1.550.54");
 	video(dir, &s, &r);
-	ok(find(&r, "setup.video.nvidia_libs") && !find(&r, "setup.video.nvidia_libs_missing"),
+	ok(find_id(&r, "setup.video.nvidia_libs") &&
+	           !find_id(&r, "setup.video.nvidia_libs_missing"),
 	   "video: libnvidia-encode.so.1 and libnvcuvid.so.1 (a link) found: ok");
 
 	/* a static ffmpeg without NVENC (the names of a VA-API-only build) */
 	write_exe(bin, "ffmpeg", "h264_vaapi\nhevc_vaapi\nh264_nvenc_hidden\n", 40);
 	video(dir, &s, &r);
-	f = find(&r, "setup.video.ffmpeg_no_gpu");
+	f = find_id(&r, "setup.video.ffmpeg_no_gpu");
 	ok(f && f->severity == DR_WARNING && strstr(f->title, "/usr/bin/ffmpeg") &&
 	           strstr(f->title, "NVENC and NVDEC") && evidence_has(f, "(static)") &&
 	           evidence_has(f, "has h264_vaapi, hevc_vaapi"),
@@ -739,23 +714,23 @@ test_video(void)
 	ok(f && f->action && strstr(f->action, "BtbN") && strstr(f->action, "johnvansickle") &&
 	           strstr(f->action, "gpuscope top"),
 	   "video: action: where to get one, how to see the engines");
-	ok(!find(&r, "setup.video.no_ffmpeg"), "video: ffmpeg found: no note");
+	ok(!find_id(&r, "setup.video.no_ffmpeg"), "video: ffmpeg found: no note");
 
 	/* a static ffmpeg with NVENC */
 	write_exe(bin, "ffmpeg", nv_names, strlen(nv_names));
 	video(dir, &s, &r);
-	f = find(&r, "setup.video.ffmpeg_gpu");
+	f = find_id(&r, "setup.video.ffmpeg_gpu");
 	ok(f && f->severity == DR_OK && strstr(f->title, "NVENC and NVDEC") &&
 	           evidence_has(f, "h264_nvenc, hevc_nvenc, av1_nvenc") &&
 	           evidence_has(f, "h264_nvdec, h264_cuvid") && f->action &&
 	           strstr(f->action, "-hwaccel cuda -hwaccel_output_format cuda") &&
 	           strstr(f->action, "utilization.encoder,utilization.decoder"),
 	   "video: static ffmpeg with NVENC: ok, the command line");
-	ok(!find(&r, "setup.video.ffmpeg_no_gpu"), "video: ... and no warning");
+	ok(!find_id(&r, "setup.video.ffmpeg_no_gpu"), "video: ... and no warning");
 	join(path, sizeof(path), lib, "libnvidia-encode.so.1");
 	unlink(path);
 	video(dir, &s, &r);
-	f = find(&r, "setup.video.nvidia_libs_missing");
+	f = find_id(&r, "setup.video.nvidia_libs_missing");
 	ok(f && f->severity == DR_WARNING && strstr(f->title, "libnvidia-encode.so.1"),
 	   "video: that ffmpeg without libnvidia-encode.so.1: a warning");
 	write_at(lib, "libnvidia-encode.so.1", "x");
@@ -764,7 +739,8 @@ test_video(void)
 	join(path, sizeof(path), bin, "ffmpeg");
 	chmod(path, 0644);
 	video(dir, &s, &r);
-	ok(find(&r, "setup.video.no_ffmpeg") != NULL, "video: a non-executable ffmpeg is skipped");
+	ok(find_id(&r, "setup.video.no_ffmpeg") != NULL,
+	   "video: a non-executable ffmpeg is skipped");
 	unlink(path);
 
 	/* a dynamic ffmpeg in /opt/ff/bin, libavcodec found through $ORIGIN/../lib */
@@ -773,7 +749,7 @@ test_video(void)
 	write_exe(path, "ffmpeg", elf, n);
 	env_put("PATH", "/opt/ff/bin:/usr/bin");
 	video(dir, &s, &r);
-	f = find(&r, "setup.video.no_ffmpeg");
+	f = find_id(&r, "setup.video.no_ffmpeg");
 	ok(f && strstr(f->title, "needs libavcodec.so.61") && evidence_has(f, "/opt/ff/lib"),
 	   "video: dynamic ffmpeg, libavcodec missing: note with the directories searched");
 	join(path, sizeof(path), dir, "opt/ff/lib");
@@ -781,7 +757,7 @@ test_video(void)
 	write_at(path, "libavcodec.so.61.19.100", nv_names);
 	link_at(path, "libavcodec.so.61", "libavcodec.so.61.19.100");
 	video(dir, &s, &r);
-	f = find(&r, "setup.video.ffmpeg_gpu");
+	f = find_id(&r, "setup.video.ffmpeg_gpu");
 	ok(f &&
 	           evidence_has(f, "/opt/ff/bin/ffmpeg: dynamically linked, DT_NEEDED "
 	                           "libavcodec.so.61") &&
@@ -796,7 +772,7 @@ test_video(void)
 	write_at(path, "libavcodec.so.61", "h264_vaapi\n");
 	env_put("LD_LIBRARY_PATH", "/srv/av");
 	video(dir, &s, &r);
-	f = find(&r, "setup.video.ffmpeg_no_gpu");
+	f = find_id(&r, "setup.video.ffmpeg_no_gpu");
 	ok(f && evidence_has(f, "/srv/av/libavcodec.so.61"),
 	   "video: libavcodec found through LD_LIBRARY_PATH");
 	env_put("LD_LIBRARY_PATH", NULL);
@@ -810,7 +786,7 @@ test_video(void)
 			copy_file("/usr/bin/ls", path);
 			chmod(path, 0755);
 			video(dir, &s, &r);
-			f = find(&r, "setup.video.ffmpeg_no_gpu");
+			f = find_id(&r, "setup.video.ffmpeg_no_gpu");
 			ok(f && evidence_has(f, "(static)"),
 			   "video: /usr/bin/ls as ffmpeg: parsed, no libavcodec, no names");
 		} else {
@@ -840,16 +816,17 @@ test_video(void)
 	write_exe(path, "ffmpeg", "h264_vaapi\nhevc_vaapi\n", 22);
 	video(dir, &s, &r);
 	ok(count_id(&r, "setup.video.engines") == 2 &&
-	           evidence_has(find(&r, "setup.video.engines"), "DRM fdinfo engines of card1"),
+	           evidence_has(find_id(&r, "setup.video.engines"), "DRM fdinfo engines of card1"),
 	   "video: AMD (dec, enc) and Intel (video) engines from fdinfo names");
-	ok(count_id(&r, "setup.video.ffmpeg_gpu") == 2 && !find(&r, "setup.video.ffmpeg_no_gpu"),
+	ok(count_id(&r, "setup.video.ffmpeg_gpu") == 2 && !find_id(&r, "setup.video.ffmpeg_no_gpu"),
 	   "video: ffmpeg with VA-API: ok for AMD and for Intel");
-	f = find(&r, "setup.video.ffmpeg_gpu");
+	f = find_id(&r, "setup.video.ffmpeg_gpu");
 	ok(f && strstr(f->action, "h264_vaapi"), "video: the VA-API command line");
 	ok(count_id(&r, "setup.video.va_driver_missing") == 2 &&
-	           strstr(find(&r, "setup.video.va_driver_missing")->action, "mesa-va-drivers"),
+	           strstr(find_id(&r, "setup.video.va_driver_missing")->action, "mesa-va-drivers"),
 	   "video: no VA drivers: a warning each");
-	ok(!find(&r, "setup.video.nvidia_libs") && !find(&r, "setup.video.nvidia_libs_missing"),
+	ok(!find_id(&r, "setup.video.nvidia_libs") &&
+	           !find_id(&r, "setup.video.nvidia_libs_missing"),
 	   "video: no NVIDIA GPU: its libraries are not looked for");
 	join(path, sizeof(path), dir, "usr/lib/dri");
 	make_dirs(path);
@@ -858,9 +835,10 @@ test_video(void)
 	write_exe(bin, "ffmpeg", "h264_qsv\n", 9);
 	env_put("PATH", "/usr/bin");
 	video(dir, &s, &r);
-	ok(count_id(&r, "setup.video.va_driver") == 2 && !find(&r, "setup.video.va_driver_missing"),
+	ok(count_id(&r, "setup.video.va_driver") == 2 &&
+	           !find_id(&r, "setup.video.va_driver_missing"),
 	   "video: radeonsi and iHD installed: ok");
-	f = find(&r, "setup.video.ffmpeg_no_gpu");
+	f = find_id(&r, "setup.video.ffmpeg_no_gpu");
 	ok(f && strstr(f->title, "AMD") && count_id(&r, "setup.video.ffmpeg_no_gpu") == 1 &&
 	           count_id(&r, "setup.video.ffmpeg_gpu") == 1,
 	   "video: QSV-only ffmpeg: ok for Intel, warning for AMD");
@@ -868,8 +846,8 @@ test_video(void)
 
 	/* no snapshot: the vendors come from the PCI bus (the laptop's Intel and NVIDIA) */
 	video(dir, NULL, &r);
-	ok(find(&r, "setup.video.ffmpeg_no_gpu") && find(&r, "setup.video.nvidia_libs") &&
-	           find(&r, "setup.video.va_driver") && !find(&r, "setup.video.engines"),
+	ok(find_id(&r, "setup.video.ffmpeg_no_gpu") && find_id(&r, "setup.video.nvidia_libs") &&
+	           find_id(&r, "setup.video.va_driver") && !find_id(&r, "setup.video.engines"),
 	   "video: no snapshot: vendors from PCI, no engine lines");
 	rm_tree(dir);
 	dr_report_release(&r);

@@ -19,6 +19,7 @@
 #include "core/config.h"
 #include "core/gpu.h"
 #include "doctor/cudaver.h"
+#include "doctor_test.h"
 #include "harness.h"
 #include "tree.h"
 
@@ -104,41 +105,6 @@ run(const struct tk_case *c, struct dr_report *r)
 			catalog_ok = 0;
 		}
 	gpu_snapshot_release(&snap);
-}
-
-static size_t
-count_id(const struct dr_report *r, const char *id)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < r->nr; i++)
-		n += !strcmp(r->f[i].id, id);
-	return n;
-}
-
-/* The first finding of id, or NULL. */
-static const struct dr_finding *
-find_id(const struct dr_report *r, const char *id)
-{
-	for (size_t i = 0; i < r->nr; i++)
-		if (!strcmp(r->f[i].id, id))
-			return &r->f[i];
-	return NULL;
-}
-
-/* Does any text of f (title, evidence, meaning, action) contain s? */
-static bool
-says(const struct dr_finding *f, const char *s)
-{
-	if (!f)
-		return false;
-	if (strstr(f->title, s) || (f->meaning && strstr(f->meaning, s)) ||
-	    (f->action && strstr(f->action, s)))
-		return true;
-	for (size_t i = 0; i < f->nr_evidence; i++)
-		if (strstr(f->evidence[i], s))
-			return true;
-	return false;
 }
 
 static void
