@@ -116,6 +116,7 @@ dr_catalog_list(const struct dr_explain **out, size_t max)
 		for (const struct dr_explain *e = catalogs[i]; e->id; e++, n++)
 			if (n < max)
 				out[n] = e;
-	qsort(out, n < max ? n : max, sizeof(*out), by_id);
+	if (out && n && max)
+		qsort(out, n < max ? n : max, sizeof(*out), by_id);
 	return n;
 }
