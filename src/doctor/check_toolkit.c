@@ -833,10 +833,10 @@ report_one(const struct dr_ctx *ctx, struct dr_report *r, const struct toolkit *
 		        "%s: no NVIDIA driver here, so what it builds cannot run on this machine",
 		        name);
 		add_evidence(f, t, NULL);
-		if (ctx->nvml && (ctx->nvml->load_error[0] || ctx->nvml->init_error[0]))
-			dr_evidence(f, "NVML: %s",
-			            ctx->nvml->load_error[0] ? ctx->nvml->load_error
-			                                     : ctx->nvml->init_error);
+		if (ctx->nvml && ctx->nvml->load_error[0]) /* "nvml: ..." already */
+			dr_evidence(f, "%s", ctx->nvml->load_error);
+		else if (ctx->nvml && ctx->nvml->init_error[0])
+			dr_evidence(f, "NVML: nvmlInit: %s", ctx->nvml->init_error);
 		else
 			dr_evidence(f,
 			            "no NVML answer and no NVIDIA driver version in the snapshot");
