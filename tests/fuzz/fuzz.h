@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -76,6 +77,41 @@ fuzz_make_dirs(const char *root, const char *rel)
 		*p = c;
 		if (!c)
 			break;
+	}
+}
+
+/* The lowest free file descriptor: it grows when one leaks. */
+static inline int
+fuzz_lowest_free_fd(void)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		fuzz_die_errno("cannot open", "/dev/null");
+	close(fd);
+	return fd;
+}
+
+/*
+ * Split size bytes of data at the byte sep into at most nr parts: part[i],
+ * len[i], and present[i] for each part the input has (a part that is not
+ * there stands for a missing file).
+ */
+static inline void
+fuzz_split(const char *data, size_t size, char sep, const char **part, size_t *len, bool *present,
+           int nr)
+{
+	const char *s = data, *end = data + size;
+
+	for (int i = 0; i < nr && s <= end; i++) {
+		const char *at = memchr(s, sep, (size_t)(end - s));
+
+		part[i] = s;
+		len[i] = at ? (size_t)(at - s) : (size_t)(end - s);
+		present[i] = true;
+		if (!at)
+			break;
+		s = at + 1;
 	}
 }
 

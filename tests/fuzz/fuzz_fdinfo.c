@@ -218,18 +218,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* The lowest free file descriptor: it grows when one leaks. */
-static int
-lowest_free_fd(void)
-{
-	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		fuzz_die_errno("cannot open", "/dev/null");
-	close(fd);
-	return fd;
-}
-
 /* What one input set up. */
 struct scene {
 	bool present[NR_PARTS];
@@ -396,7 +384,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	memset(&sc, 0, sizeof(sc));
-	fd0 = lowest_free_fd();
+	fd0 = fuzz_lowest_free_fd();
 	flags = data[0];
 	sc.shared = flags & 1;
 	sc.dup = flags & 2;
@@ -466,7 +454,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_sample(s, &sc, &e, 2);
 
 	fdinfo_free(s);
-	FUZZ_CHECK(lowest_free_fd() == fd0, "a file descriptor leaked (lowest free %d, was %d)",
-	           lowest_free_fd(), fd0);
+	FUZZ_CHECK(fuzz_lowest_free_fd() == fd0,
+	           "a file descriptor leaked (lowest free %d, was %d)", fuzz_lowest_free_fd(), fd0);
 	return 0;
 }

@@ -72,18 +72,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* The lowest free file descriptor: it grows when one leaks. */
-static int
-lowest_free_fd(void)
-{
-	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		fuzz_die_errno("cannot open", "/dev/null");
-	close(fd);
-	return fd;
-}
-
 /* Does line (len bytes) start with a valid kmsg prefix: digits, 3+ commas, ';'? */
 static bool
 has_prefix(const char *line, size_t len)
@@ -170,7 +158,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!size)
 		return 0;
-	fd0 = lowest_free_fd();
+	fd0 = fuzz_lowest_free_fd();
 	flags = data[0];
 	text = (const char *)data + 1;
 	len = size - 1;
@@ -230,7 +218,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dr_report_release(&r);
 	strbuf_release(&out);
 	gs_config_release(&cfg);
-	FUZZ_CHECK(lowest_free_fd() == fd0, "a file descriptor leaked (lowest free %d, was %d)",
-	           lowest_free_fd(), fd0);
+	FUZZ_CHECK(fuzz_lowest_free_fd() == fd0,
+	           "a file descriptor leaked (lowest free %d, was %d)", fuzz_lowest_free_fd(), fd0);
 	return 0;
 }

@@ -243,18 +243,6 @@ set_ns(int r, const char *target, size_t len)
 		free(t);
 }
 
-/* The lowest free file descriptor: it grows when one leaks. */
-static int
-lowest_free_fd(void)
-{
-	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		fuzz_die_errno("cannot open", "/dev/null");
-	close(fd);
-	return fd;
-}
-
 static char *
 dup_str(const char *s)
 {
@@ -470,25 +458,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!size)
 		return 0;
-	fd0 = lowest_free_fd();
+	fd0 = fuzz_lowest_free_fd();
 	flags = data[0];
 	r = (int)(flags & 3);
 	sc.root = r;
 	/* split the rest at SEP; a part that is not there is a missing file */
-	if (size > 1) {
-		const char *s = (const char *)data + 1, *end = (const char *)data + size;
-
-		for (int i = 0; i < NR_PARTS && s <= end; i++) {
-			const char *sep = memchr(s, SEP, (size_t)(end - s));
-
-			part[i] = s;
-			len[i] = sep ? (size_t)(sep - s) : (size_t)(end - s);
-			present[i] = true;
-			if (!sep)
-				break;
-			s = sep + 1;
-		}
-	}
+	if (size > 1)
+		fuzz_split((const char *)data + 1, size - 1, SEP, part, len, present, NR_PARTS);
 	snprintf(dir, sizeof(dir), "%s/%d", root[r], PID);
 	for (int i = 0; i < P_NS; i++) {
 		if (present[i])
@@ -529,7 +505,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		gpu_proc_release(&p);
 	}
 	procinfo_free(ctx);
-	FUZZ_CHECK(lowest_free_fd() == fd0, "a file descriptor leaked (lowest free %d, was %d)",
-	           lowest_free_fd(), fd0);
+	FUZZ_CHECK(fuzz_lowest_free_fd() == fd0,
+	           "a file descriptor leaked (lowest free %d, was %d)", fuzz_lowest_free_fd(), fd0);
 	return 0;
 }

@@ -96,18 +96,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* The lowest free file descriptor: it grows when one leaks. */
-static int
-lowest_free_fd(void)
-{
-	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		fuzz_die_errno("cannot open", "/dev/null");
-	close(fd);
-	return fd;
-}
-
 /* A file or directory name from len bytes of s: no '/', no NUL, 1 to max bytes. */
 static void
 safe_name(char *out, size_t max, const char *s, size_t len)
@@ -172,23 +160,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!size)
 		return 0;
-	fd0 = lowest_free_fd();
+	fd0 = fuzz_lowest_free_fd();
 	flags = data[0];
 	machine = (int)(flags & 3);
-	if (size > 1) {
-		const char *s = (const char *)data + 1, *end = (const char *)data + size;
-
-		for (int i = 0; i < NR_PARTS && s <= end; i++) {
-			const char *sep = memchr(s, SEP, (size_t)(end - s));
-
-			part[i] = s;
-			len[i] = sep ? (size_t)(sep - s) : (size_t)(end - s);
-			present[i] = true;
-			if (!sep)
-				break;
-			s = sep + 1;
-		}
-	}
+	if (size > 1)
+		fuzz_split((const char *)data + 1, size - 1, SEP, part, len, present, NR_PARTS);
 
 	fuzz_rm_tree(root);
 	if (mkdir(root, 0755) < 0)
@@ -303,7 +279,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_report(&r);
 	dr_report_release(&r);
 	gpu_snapshot_release(&snap);
-	FUZZ_CHECK(lowest_free_fd() == fd0, "a file descriptor leaked (lowest free %d, was %d)",
-	           lowest_free_fd(), fd0);
+	FUZZ_CHECK(fuzz_lowest_free_fd() == fd0,
+	           "a file descriptor leaked (lowest free %d, was %d)", fuzz_lowest_free_fd(), fd0);
 	return 0;
 }
