@@ -74,20 +74,24 @@ const struct dr_explain dr_catalog_core[] = {
 };
 
 const struct dr_check dr_checks[] = {
-	{ "pci", dr_check_pci },
-	{ "nvidia", dr_check_nvidia },
-	{ "devices", dr_check_devices },
-	{ "cuda-env", dr_check_cuda_env },
-	{ "toolkit", dr_check_cuda_toolkit },
-	{ "python", dr_check_python },
-	{ "render", dr_check_render },
-	{ "video", dr_check_video },
-	{ NULL, NULL },
+	{ "pci", dr_check_pci, true },
+	{ "nvidia", dr_check_nvidia, true },
+	{ "devices", dr_check_devices, true },
+	{ "cuda-env", dr_check_cuda_env, true },
+	{ "toolkit", dr_check_cuda_toolkit, true },
+	{ "python", dr_check_python, true },
+	{ "render", dr_check_render, true },
+	{ "video", dr_check_video, true },
+	{ "health", dr_check_health, false },
+	{ "klog", dr_check_klog, false },
+	{ "workload", dr_check_workload, false },
+	{ NULL, NULL, false },
 };
 
 static const struct dr_explain *const catalogs[] = {
 	dr_catalog_core,   dr_catalog_nvidia,  dr_catalog_toolkit,
-	dr_catalog_python, dr_catalog_devices, dr_catalog_render,
+	dr_catalog_python, dr_catalog_devices, dr_catalog_render, dr_catalog_health,
+	dr_catalog_klog, dr_catalog_klog_drm, dr_catalog_workload,
 };
 
 const struct dr_explain *

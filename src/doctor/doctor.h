@@ -97,6 +97,19 @@ const struct dr_explain *dr_explain_find(const char *id);
 /* What a check may read. */
 struct gpu_snapshot;
 struct nvml_probe;
+
+/*
+ * Samples over time, oldest first: a live window (doctor --watch SEC) or a
+ * stretch of a recording (doctor --recording FILE --since TIME). Each
+ * sample holds the GPUs and their processes.
+ */
+struct dr_window {
+	const struct gpu_snapshot *s;
+	size_t nr;
+	double interval;    /* seconds between samples, as asked (live) or typical (recorded) */
+	const char *source; /* "live", or the recording's path */
+};
+
 struct dr_ctx {
 	const struct gs_config *cfg;     /* roots: cfg->root stands for / (/dev, /etc, /usr, ...),
 	                                    cfg->sysfs_root for /sys, cfg->proc_root for /proc */
@@ -109,6 +122,10 @@ struct dr_ctx {
 	unsigned uid, gid;
 	const unsigned *groups; /* supplementary group ids */
 	size_t nr_groups;
+	/* samples over time, or NULL (then snap is the only sample); snap is the last */
+	const struct dr_window *window;
+	bool recorded; /* the samples come from a recording: not this machine now */
+	const char *klog_source; /* where klog was read ("/dev/kmsg", a --log file) */
 };
 
 /* cfg->root joined with an absolute path ("/dev/kfd") into buf; returns buf. */
@@ -158,10 +175,29 @@ void dr_check_devices(const struct dr_ctx *ctx, struct dr_report *r);
 void dr_check_render(const struct dr_ctx *ctx, struct dr_report *r);
 void dr_check_video(const struct dr_ctx *ctx, struct dr_report *r);
 
+/*
+ * health.*: hardware health from the samples (throttling, temperatures,
+ * fans, power limits, PCIe link under load and its replays, ECC, retired
+ * pages, row remapping, lost GPUs, AMD RAS and throttle status, Intel
+ * throttle reasons, a low performance state under load).
+ */
+void dr_check_health(const struct dr_ctx *ctx, struct dr_report *r);
+
+/*
+ * log.*: the kernel log (NVIDIA Xid and driver messages, AMD and Intel GPU
+ * errors, PCIe AER), repeats counted once, secondary errors pointed at
+ * their cause.
+ */
+void dr_check_klog(const struct dr_ctx *ctx, struct dr_report *r);
+
+/* workload.*: patterns over a window of samples (starved GPUs, idle holders, leaks, miners). */
+void dr_check_workload(const struct dr_ctx *ctx, struct dr_report *r);
+
 /* The checks in the order doctor runs them. */
 struct dr_check {
 	const char *name; /* "pci", "nvidia", ... */
 	void (*run)(const struct dr_ctx *ctx, struct dr_report *r);
+	bool setup; /* about this machine's set-up: not run on a recording */
 };
 extern const struct dr_check dr_checks[];
 
@@ -170,7 +206,8 @@ extern const struct dr_check dr_checks[];
  * catalog is their union (ids unique across them).
  */
 extern const struct dr_explain dr_catalog_core[], dr_catalog_nvidia[], dr_catalog_toolkit[],
-        dr_catalog_python[], dr_catalog_devices[], dr_catalog_render[];
+        dr_catalog_python[], dr_catalog_devices[], dr_catalog_render[], dr_catalog_health[],
+        dr_catalog_klog[], dr_catalog_klog_drm[], dr_catalog_workload[];
 
 /* Every entry, sorted by id, into out (up to max); returns how many there are. */
 size_t dr_catalog_list(const struct dr_explain **out, size_t max);
