@@ -81,6 +81,14 @@ int cmd_output(const struct strbuf *out, const struct gpu_snapshot *snap);
 int cmd_parse_seconds(const char *s, double *out);
 
 /* A size in bytes: "1000", "64k", "64M", "64MiB", "1G", powers of 1024. Returns 0 or -1. */
+/*
+ * A TIME of the command line as seconds since the epoch, against a
+ * recording's span [first, last]: epoch seconds, 2026-11-30T03:00[:SS][Z],
+ * 03:00[:SS] (the last such moment at or before last), -10m (before last),
+ * +90s (after first). Returns 0, or -1 when it is not a time.
+ */
+int cmd_parse_time(const char *s, double first, double last, double *out);
+
 int cmd_parse_size(const char *s, uint64_t *out);
 
 /*

@@ -386,3 +386,102 @@ cmd_bad_option(int c, char **argv, void (*usage)(FILE *f))
 	usage(stderr);
 	return EXIT_USAGE;
 }
+
+/* --- times of a recording (replay --from/--at, doctor --since) --- */
+
+/* Parse n digits into *v; returns the end, or NULL. */
+static const char *
+digits(const char *s, int n, int *v)
+{
+	*v = 0;
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return NULL;
+		*v = *v * 10 + (s[i] - '0');
+	}
+	return s + n;
+}
+
+/* "HH:MM" or "HH:MM:SS" (seconds may have a fraction): seconds into the day, or -1. */
+static double
+parse_clock(const char *s, const char **end)
+{
+	int h, m, sec = 0;
+	double frac = 0;
+
+	if (!(s = digits(s, 2, &h)) || *s++ != ':' || !(s = digits(s, 2, &m)))
+		return -1;
+	if (*s == ':') {
+		if (!(s = digits(s + 1, 2, &sec)))
+			return -1;
+		if (*s == '.') {
+			char *e;
+
+			frac = strtod(s, &e);
+			s = e;
+		}
+	}
+	if (h > 23 || m > 59 || sec > 60)
+		return -1;
+	*end = s;
+	return h * 3600.0 + m * 60.0 + sec + frac;
+}
+
+int
+cmd_parse_time(const char *s, double first, double last, double *out)
+{
+	const char *end;
+	double v, day;
+
+	if (*s == '-' || *s == '+') {
+		if (cmd_parse_seconds(s + 1, &v) < 0)
+			return -1;
+		*out = *s == '-' ? last - v : first + v;
+		return 0;
+	}
+	if (strlen(s) >= 10 && s[4] == '-' && s[7] == '-') {
+		/* an ISO 8601 date and time, local unless it ends in Z */
+		struct tm tm = { 0 };
+		time_t t;
+
+		if (!digits(s, 4, &tm.tm_year) || !digits(s + 5, 2, &tm.tm_mon) ||
+		    !digits(s + 8, 2, &tm.tm_mday) || (s[10] != 'T' && s[10] != ' '))
+			return -1;
+		v = parse_clock(s + 11, &end);
+		if (v < 0 || (*end && strcmp(end, "Z")))
+			return -1;
+		tm.tm_year -= 1900;
+		tm.tm_mon -= 1;
+		tm.tm_isdst = -1;
+		t = *end == 'Z' ? timegm(&tm) : mktime(&tm);
+		if (t == (time_t)-1)
+			return -1;
+		*out = (double)t + v;
+		return 0;
+	}
+	if (strlen(s) >= 5 && s[2] == ':') {
+		/* a time of day: the last such moment at or before the recording's end */
+		struct tm tm;
+		time_t t = (time_t)last;
+
+		v = parse_clock(s, &end);
+		if (v < 0 || *end || !localtime_r(&t, &tm))
+			return -1;
+		tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+		tm.tm_isdst = -1;
+		day = (double)mktime(&tm);
+		*out = day + v;
+		if (*out > last + 0.5) {
+			/* yesterday's, by the calendar (a day may not be 86400 s) */
+			tm.tm_mday -= 1;
+			tm.tm_isdst = -1;
+			*out = (double)mktime(&tm) + v;
+		}
+		return 0;
+	}
+	if (cmd_parse_seconds(s, &v) == 0 && strspn(s, "0123456789.") == strlen(s) && v > 1e8) {
+		*out = v;
+		return 0;
+	}
+	return -1;
+}

@@ -5,10 +5,13 @@
  */
 #include "cmd.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -16,6 +19,7 @@
 #include "core/config.h"
 #include "core/err.h"
 #include "core/gpu.h"
+#include "core/record.h"
 #include "core/strbuf.h"
 #include "core/xalloc.h"
 #include "backend/nvml_probe.h"
@@ -29,9 +33,21 @@
 static void
 doctor_usage(FILE *f)
 {
-	fputs("usage: gpuscope doctor [--json] [--explain ID | --list]\n"
-	      "Checks how this machine is set up for GPU work and says what to do.\n"
+	fputs("usage: gpuscope doctor [--json] [--log FILE] [--watch SEC [-d SEC]]\n"
+	      "       gpuscope doctor --recording FILE [--since TIME] [--log FILE]\n"
+	      "       gpuscope doctor --explain ID | --list\n"
+	      "Checks how this machine is set up for GPU work, the GPUs' health, the kernel log\n"
+	      "and the workload, and says what to do.\n"
 	      "  -j, --json          the findings as one JSON document (schema gpuscope.doctor/1)\n"
+	      "      --log=FILE      read the kernel log from FILE (dmesg, journalctl -k, syslog,\n"
+	      "                      nvidia-bug-report; '-' for stdin) instead of /dev/kmsg\n"
+	      "      --watch=SEC     sample the GPUs and their processes for SEC seconds first, to\n"
+	      "                      judge trends and workload patterns (\"60\", \"5m\")\n"
+	      "  -d, --interval=SEC  seconds between those samples (default 1)\n"
+	      "      --recording=FILE  judge a recording of 'gpuscope record' instead of the live\n"
+	      "                      GPUs (set-up checks are skipped: they are about this machine now)\n"
+	      "      --since=TIME    with --recording: from TIME on (default -1h: the last hour);\n"
+	      "                      TIME as for 'replay --from'\n"
 	      "      --explain=ID    the long explanation of a finding (ids are in the report)\n"
 	      "      --list          every finding id, with its title\n"
 	      "      --root=DIR      read /sys, /proc, /dev, /etc, /usr and home under DIR\n"
@@ -60,6 +76,165 @@ read_gpus(struct gs_config *cfg, struct gpu_snapshot *snap, struct nvml_probe *n
 	if (c)
 		collector_close(c);
 	return ok;
+}
+
+/* Samples over time, owned. */
+struct window {
+	struct gpu_snapshot *s;
+	size_t nr, alloc;
+};
+
+static struct gpu_snapshot *
+window_add(struct window *w)
+{
+	ALLOC_GROW(w->s, w->nr + 1, w->alloc);
+	gpu_snapshot_init(&w->s[w->nr]);
+	return &w->s[w->nr++];
+}
+
+static void
+window_release(struct window *w)
+{
+	for (size_t i = 0; i < w->nr; i++)
+		gpu_snapshot_release(&w->s[i]);
+	free(w->s);
+	memset(w, 0, sizeof(*w));
+}
+
+/*
+ * Sample the live GPUs, with their processes, every interval for seconds
+ * (or until a signal), and ask NVML for its answer while the collector
+ * still holds it. Returns 0, or an exit status after saying why.
+ */
+static int
+watch_gpus(struct gs_config *cfg, double seconds, double interval, struct window *w,
+           struct nvml_probe *nvml)
+{
+	struct err err = ERR_INIT;
+	struct collector *c = NULL;
+	double start = clock_mono(), next = start;
+
+	if (collector_open(cfg, &c, &err) < 0 || collector_scan(c, &err) < 0) {
+		nvml_probe(cfg, nvml);
+		if (c)
+			collector_close(c);
+		return 0; /* no GPU to watch: the checks say why */
+	}
+	cmd_stop_on_signals();
+	fprintf(stderr, "gpuscope doctor: watching the GPUs for %.0f s (Ctrl-C ends it early)\n",
+	        seconds);
+	for (;;) {
+		struct gpu_snapshot *s = window_add(w);
+		double now;
+
+		if (collector_sample(c, s, 0, &err) < 0) {
+			gpu_snapshot_release(s);
+			w->nr--;
+			break;
+		}
+		next += interval;
+		now = clock_mono();
+		if (next - start > seconds + 1e-6 || cmd_stopped())
+			break;
+		while (now < next && !cmd_stopped()) {
+			double d = next - now;
+			struct timespec ts = { (time_t)d, (long)((d - (double)(time_t)d) * 1e9) };
+
+			nanosleep(&ts, NULL);
+			now = clock_mono();
+		}
+		if (cmd_stopped())
+			break;
+	}
+	nvml_probe(cfg, nvml);
+	collector_close(c);
+	return 0;
+}
+
+/* The samples of a recording from since on (default: its last hour). */
+static int
+read_recording(const char *path, const char *since, struct window *w)
+{
+	struct err err = ERR_INIT;
+	struct rec_reader *r;
+	double first, last, from;
+	int rc;
+
+	if (rec_reader_open(path, &r, &err) < 0) {
+		cmd_error("%s", err.msg);
+		return DOCTOR_EXIT_FAILED;
+	}
+	rec_reader_span(r, &first, &last);
+	if (cmd_parse_time(since ? since : "-1h", first, last, &from) < 0) {
+		cmd_error(
+		        "--since '%s' is not a time: give epoch seconds, 2026-11-30T03:00, 03:00, "
+		        "-10m or +90s",
+		        since);
+		rec_reader_close(r);
+		return DOCTOR_EXIT_FAILED;
+	}
+	if (from > last) {
+		cmd_error("--since '%s' is after the recording's end", since ? since : "-1h");
+		rec_reader_close(r);
+		return DOCTOR_EXIT_FAILED;
+	}
+	if (from > first && rec_reader_seek(r, from, &err) < 0) {
+		cmd_error("%s", err.msg);
+		rec_reader_close(r);
+		return DOCTOR_EXIT_FAILED;
+	}
+	for (;;) {
+		struct gpu_snapshot *s = window_add(w);
+
+		rc = rec_reader_next(r, s, &err);
+		if (rc <= 0) {
+			gpu_snapshot_release(s);
+			w->nr--;
+			break;
+		}
+		if (s->time < from - 0.5) { /* the sample before from, where seek put us */
+			gpu_snapshot_release(s);
+			w->nr--;
+		}
+	}
+	rec_reader_close(r);
+	if (rc < 0) {
+		cmd_error("%s", err.msg);
+		return DOCTOR_EXIT_FAILED;
+	}
+	if (!w->nr) {
+		cmd_error("%s: no sample from %s on", path, since ? since : "-1h");
+		return DOCTOR_EXIT_FAILED;
+	}
+	return 0;
+}
+
+/* All of a kernel log file ('-': standard input) into sb. */
+static int
+read_log(const char *path, struct strbuf *sb)
+{
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+	char buf[1 << 16];
+	ssize_t n;
+
+	if (fd < 0) {
+		cmd_error("--log %s: %s", path, strerror(errno));
+		return DOCTOR_EXIT_FAILED;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			cmd_error("--log %s: %s", path, strerror(errno));
+			if (fd != STDIN_FILENO)
+				close(fd);
+			return DOCTOR_EXIT_FAILED;
+		}
+		strbuf_add(sb, buf, (size_t)n);
+	}
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return 0;
 }
 
 static const char *
@@ -97,9 +272,14 @@ list(void)
 int
 cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 {
-	enum { OPT_EXPLAIN = 256, OPT_LIST };
+	enum { OPT_EXPLAIN = 256, OPT_LIST, OPT_LOG, OPT_WATCH, OPT_RECORDING, OPT_SINCE };
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "log", required_argument, NULL, OPT_LOG },
+		{ "watch", required_argument, NULL, OPT_WATCH },
+		{ "interval", required_argument, NULL, 'd' },
+		{ "recording", required_argument, NULL, OPT_RECORDING },
+		{ "since", required_argument, NULL, OPT_SINCE },
 		{ "explain", required_argument, NULL, OPT_EXPLAIN },
 		{ "list", no_argument, NULL, OPT_LIST },
 		{ "help", no_argument, NULL, 'h' },
@@ -114,17 +294,43 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 	unsigned groups[256];
 	int nr_gids;
 	struct gpu_snapshot snap;
-	bool have_snap;
+	bool have_snap = false;
 	struct strbuf out = STRBUF_INIT;
+	struct window win = { NULL, 0, 0 };
+	struct dr_window dw;
+	const char *log_path = NULL, *recording = NULL, *since = NULL;
+	double watch = 0, interval = 1;
 	bool json = false;
 	int c, rc;
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jhd:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
+			break;
+		case OPT_LOG:
+			log_path = optarg;
+			break;
+		case OPT_WATCH:
+			if (cmd_parse_seconds(optarg, &watch) < 0 || watch <= 0) {
+				cmd_error("--watch needs a duration, such as 60, 90s or 5m");
+				return DOCTOR_EXIT_FAILED;
+			}
+			break;
+		case 'd':
+			if (cmd_parse_seconds(optarg, &interval) < 0 || interval < 0.1) {
+				cmd_error(
+				        "--interval needs at least 0.1 s (\"1\", \"500ms\", \"2s\")");
+				return DOCTOR_EXIT_FAILED;
+			}
+			break;
+		case OPT_RECORDING:
+			recording = optarg;
+			break;
+		case OPT_SINCE:
+			since = optarg;
 			break;
 		case OPT_EXPLAIN:
 			return explain(optarg);
@@ -149,16 +355,64 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		        "run 'gpuscope doctor' without --demo");
 		return DOCTOR_EXIT_FAILED;
 	}
-	cfg->want_procs = false; /* part 1 checks the set-up, not who uses the GPUs */
-	have_snap = read_gpus(cfg, &snap, &nvml);
+	if (since && !recording) {
+		cmd_error("--since goes with --recording FILE");
+		return DOCTOR_EXIT_FAILED;
+	}
+	if (recording && watch > 0) {
+		cmd_error(
+		        "--watch samples the live GPUs; --recording reads samples: one or the other");
+		return DOCTOR_EXIT_FAILED;
+	}
+	memset(&nvml, 0, sizeof(nvml));
+	nvml.init_rc = -1;
+	gpu_snapshot_init(&snap);
+	if (recording) {
+		rc = read_recording(recording, since, &win);
+		if (rc)
+			return rc;
+	} else if (watch > 0) {
+		cfg->want_procs = true;
+		watch_gpus(cfg, watch, interval, &win, &nvml);
+	} else {
+		cfg->want_procs =
+		        false; /* one sample: the set-up and health, not who uses the GPUs */
+		have_snap = read_gpus(cfg, &snap, &nvml);
+	}
 	ctx.cfg = cfg;
 	ctx.getenv = env_get;
-	ctx.snap = have_snap ? &snap : NULL;
-	ctx.nvml = &nvml;
-	if (dr_klog_read(cfg, &klog, KLOG_MAX, klog_why, sizeof(klog_why)) == 0)
+	ctx.nvml = recording ? NULL : &nvml;
+	ctx.recorded = recording != NULL;
+	if (win.nr) {
+		dw.s = win.s;
+		dw.nr = win.nr;
+		dw.interval = recording && win.nr > 1 ? (win.s[win.nr - 1].time - win.s[0].time) /
+		                                                (double)(win.nr - 1)
+		                                      : interval;
+		dw.source = recording ? recording : "live";
+		ctx.window = win.nr > 1 ? &dw : NULL;
+		ctx.snap = &win.s[win.nr - 1];
+	} else {
+		ctx.snap = have_snap ? &snap : NULL;
+	}
+	if (log_path) {
+		rc = read_log(log_path, &klog);
+		if (rc) {
+			window_release(&win);
+			gpu_snapshot_release(&snap);
+			return rc;
+		}
 		ctx.klog = klog.buf;
-	else
+		ctx.klog_source = strcmp(log_path, "-") ? log_path : "standard input";
+	} else if (recording) {
+		ctx.klog_why = "the kernel log of the recording's time was not given: add "
+		               "--log FILE (a saved dmesg or 'journalctl -k' of that time)";
+	} else if (dr_klog_read(cfg, &klog, KLOG_MAX, klog_why, sizeof(klog_why)) == 0) {
+		ctx.klog = klog.buf;
+		ctx.klog_source = "/dev/kmsg";
+	} else {
 		ctx.klog_why = klog_why;
+	}
 	ctx.uid = getuid();
 	ctx.gid = getgid();
 	nr_gids = getgroups(sizeof(gids) / sizeof(gids[0]), gids);
@@ -167,7 +421,8 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 	ctx.groups = groups;
 	ctx.nr_groups = nr_gids > 0 ? (size_t)nr_gids : 0;
 	for (const struct dr_check *chk = dr_checks; chk->name; chk++)
-		chk->run(&ctx, &r);
+		if (!(recording && chk->setup))
+			chk->run(&ctx, &r);
 	dr_report_unroot(&r, cfg->root);
 	if (json)
 		dr_json(&out, &r, clock_now(cfg));
@@ -182,5 +437,6 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 	strbuf_release(&klog);
 	dr_report_release(&r);
 	gpu_snapshot_release(&snap);
+	window_release(&win);
 	return rc;
 }

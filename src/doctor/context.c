@@ -5,6 +5,7 @@
 #include "doctor.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -27,22 +28,36 @@ dr_path(const struct dr_ctx *ctx, char *buf, size_t size, const char *abs)
 	return buf;
 }
 
-/* "6,1234,5678901,-;message" -> "message"; anything else as it is */
+/*
+ * "6,1234,5678901,-;message" -> "message", with *us the record's time in
+ * microseconds since boot (*has_t false when it has more digits than fit);
+ * anything else as it is.
+ */
 static const char *
-kmsg_body(const char *line, const char *end)
+kmsg_body(const char *line, const char *end, unsigned long long *us, bool *has_t)
 {
 	const char *p = line;
-	int commas = 0;
+	int commas = 0, digits = 0;
 
+	*us = 0;
+	*has_t = false;
 	if (p == end || !isdigit((unsigned char)*p))
 		return line;
 	for (; p < end && *p != ';'; p++) {
-		if (*p == ',')
+		if (*p == ',') {
 			commas++;
-		else if (!isdigit((unsigned char)*p) && *p != '-' && *p != '+' && *p != 'c')
+		} else if (isdigit((unsigned char)*p)) {
+			if (commas == 2 && ++digits <= 18)
+				*us = *us * 10 + (unsigned long long)(*p - '0');
+		} else if (*p != '-' && *p != '+' && *p != 'c') {
 			return line;
+		}
 	}
-	return p < end && commas >= 3 ? p + 1 : line;
+	if (p < end && commas >= 3) {
+		*has_t = digits > 0 && digits <= 18;
+		return p + 1;
+	}
+	return line;
 }
 
 /* Keep only the newest max bytes of out, from a line start. */
@@ -60,7 +75,10 @@ trim_front(struct strbuf *out, size_t max)
 	strbuf_setlen(out, out->len - drop);
 }
 
-/* Append the records of text (kmsg records or plain lines), without continuation lines. */
+/*
+ * Append the records of text (kmsg records or plain lines), without
+ * continuation lines; a kmsg record's time becomes dmesg's "[sec.usec] ".
+ */
 static void
 add_lines(struct strbuf *out, const char *text, size_t len)
 {
@@ -73,8 +91,14 @@ add_lines(struct strbuf *out, const char *text, size_t len)
 		if (!eol)
 			eol = end;
 		if (*p != ' ' || eol == p) { /* " KEY=value" lines continue a kmsg record */
-			body = kmsg_body(p, eol);
+			unsigned long long us;
+			bool has_t;
+
+			body = kmsg_body(p, eol, &us, &has_t);
 			if (eol > body) {
+				if (has_t)
+					strbuf_addf(out, "[%5llu.%06llu] ", us / 1000000,
+					            us % 1000000);
 				strbuf_add(out, body, (size_t)(eol - body));
 				strbuf_addch(out, '\n');
 			}

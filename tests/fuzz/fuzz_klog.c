@@ -92,7 +92,7 @@ has_prefix(const char *line, size_t len)
 
 /*
  * What the reader should make of the whole text: each line's body (its
- * prefix taken off when it has a valid one) and a newline, continuation
+ * prefix made dmesg's "[sec.usec] " when it has a valid one) and a newline, continuation
  * lines (" KEY=value") and empty bodies left out.
  */
 static void
@@ -107,9 +107,28 @@ expected_lines(struct strbuf *exp, const char *in, size_t in_len)
 		if (l && p[0] != ' ') {
 			const char *body = p;
 
-			if (has_prefix(p, l))
+			char stamp[64] = "";
+
+			if (has_prefix(p, l)) {
+				const char *c = p;
+				unsigned long long us = 0;
+				int commas = 0, digits = 0;
+
 				body = (const char *)memchr(p, ';', l) + 1;
+				/* the time (third field), as dmesg shows it, when it fits */
+				for (; c < body - 1; c++) {
+					if (*c == ',')
+						commas++;
+					else if (commas == 2 && isdigit((unsigned char)*c) &&
+					         ++digits <= 18)
+						us = us * 10 + (unsigned long long)(*c - '0');
+				}
+				if (digits > 0 && digits <= 18)
+					snprintf(stamp, sizeof(stamp), "[%5llu.%06llu] ",
+					         us / 1000000, us % 1000000);
+			}
 			if (body < p + l) {
+				strbuf_addstr(exp, stamp);
 				strbuf_add(exp, body, (size_t)(p + l - body));
 				strbuf_addch(exp, '\n');
 			}
