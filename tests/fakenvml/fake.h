@@ -219,6 +219,7 @@ struct scenario {
 	bool fixed_time;
 	double fixed_t; /* FAKE_NVML_TIME */
 	double epoch;   /* wall-clock seconds that are scenario time 0 */
+	double speed;   /* FAKE_NVML_SPEED: scenario seconds per wall-clock second (1) */
 
 	struct scenario_block *blocks;
 };

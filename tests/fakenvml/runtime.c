@@ -99,6 +99,7 @@ static bool
 read_clock(struct scenario *sc)
 {
 	const char *fixed = getenv("FAKE_NVML_TIME"), *epoch = getenv("FAKE_NVML_EPOCH");
+	const char *speed = getenv("FAKE_NVML_SPEED");
 
 	sc->fixed_time = fixed && *fixed;
 	if (sc->fixed_time &&
@@ -117,6 +118,12 @@ read_clock(struct scenario *sc)
 	} else {
 		sc->epoch = first_init;
 	}
+	sc->speed = 1;
+	if (speed && *speed &&
+	    (!fake_parse_seconds(speed, &sc->speed) || !isfinite(sc->speed) || sc->speed <= 0)) {
+		fprintf(stderr, "fake nvml: FAKE_NVML_SPEED: '%s' is not a positive number\n", speed);
+		return false;
+	}
 	return true;
 }
 
@@ -124,7 +131,7 @@ read_clock(struct scenario *sc)
 static double
 scenario_time(const struct scenario *sc, bool wrap)
 {
-	double t = sc->fixed_time ? sc->fixed_t : wall_now() - sc->epoch;
+	double t = sc->fixed_time ? sc->fixed_t : (wall_now() - sc->epoch) * sc->speed;
 
 	if (wrap && sc->period > 0)
 		t -= sc->period * floor(t / sc->period);
