@@ -411,7 +411,18 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		ctx.klog = klog.buf;
 		ctx.klog_source = "/dev/kmsg";
 	} else {
-		ctx.klog_why = klog_why;
+		char jwhy[256];
+
+		/* dmesg_restrict: the journal may still be readable (systemd-journal, adm) */
+		if (dr_klog_journal(cfg, &klog, KLOG_MAX, jwhy, sizeof(jwhy)) == 0) {
+			ctx.klog = klog.buf;
+			ctx.klog_source = "journalctl --dmesg --boot";
+		} else {
+			size_t l = strlen(klog_why);
+
+			snprintf(klog_why + l, sizeof(klog_why) - l, "; %s", jwhy);
+			ctx.klog_why = klog_why;
+		}
 	}
 	ctx.uid = getuid();
 	ctx.gid = getgid();

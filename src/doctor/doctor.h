@@ -141,6 +141,17 @@ struct strbuf;
 int dr_klog_read(const struct gs_config *cfg, struct strbuf *out, size_t max, char *why,
                  size_t why_size);
 
+/*
+ * The kernel log through the journal, for a user who may read it there but
+ * not /dev/kmsg (kernel.dmesg_restrict, and a member of systemd-journal or
+ * adm): runs 'journalctl --dmesg --boot --output=short-monotonic' (found on
+ * PATH; nothing else is ever executed), its output capped at max bytes and
+ * its run at a few seconds. Only on the real machine (cfg->root "/").
+ * Returns 0, or -1 with why set.
+ */
+int dr_klog_journal(const struct gs_config *cfg, struct strbuf *out, size_t max, char *why,
+                    size_t why_size);
+
 /* --- checks ------------------------------------------------------------------ */
 
 /* setup.pci.*: each display-class PCI device and the kernel driver bound to it. */
