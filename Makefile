@@ -37,7 +37,7 @@ NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncurses
 
 LIB_SRC := $(sort $(wildcard src/core/*.c src/backend/*.c src/front/*.c src/doctor/*.c))
 CMD_SRC := $(sort $(wildcard src/main.c src/cmd_*.c src/demo.c src/tui/*.c))
-LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o) $(O)/src/doctor/cuda_data.o
+LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o) $(O)/src/doctor/cuda_data.o $(O)/src/doctor/xid_data.o
 CMD_OBJ := $(CMD_SRC:%.c=$(O)/%.o)
 LIB := $(O)/libgpuscope.a
 BIN := $(O)/gpuscope
@@ -74,6 +74,11 @@ $(O)/src/tui/%.o: CPPFLAGS += $(NCURSES_CFLAGS)
 $(O)/src/doctor/cuda_data.o: src/doctor/cuda_data.S data/cuda/drivers.tsv
 	@mkdir -p $(@D)
 	$(CC) -c -o $@ -DCUDA_TSV_PATH='"data/cuda/drivers.tsv"' $<
+
+# doctor's catalog of NVIDIA Xid codes (log.nvidia.xid), built into the binary
+$(O)/src/doctor/xid_data.o: src/doctor/xid_data.S data/nvidia/xid.tsv
+	@mkdir -p $(@D)
+	$(CC) -c -o $@ -DXID_TSV_PATH='"data/nvidia/xid.tsv"' $<
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)

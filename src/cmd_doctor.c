@@ -16,6 +16,7 @@
 
 #include "core/clock.h"
 #include "backend/collect.h"
+#include "backend/feed.h"
 #include "core/config.h"
 #include "core/err.h"
 #include "core/gpu.h"
@@ -48,6 +49,9 @@ doctor_usage(FILE *f)
 	      "                      GPUs (set-up checks are skipped: they are about this machine now)\n"
 	      "      --since=TIME    with --recording: from TIME on (default -1h: the last hour);\n"
 	      "                      TIME as for 'replay --from'\n"
+	      "      --only=CHECK,...  run only these checks: setup (all of pci, nvidia, devices,\n"
+	      "                      cuda-env, toolkit, python, render, video), health, klog,\n"
+	      "                      workload, or any of the set-up checks by name\n"
 	      "      --explain=ID    the long explanation of a finding (ids are in the report)\n"
 	      "      --list          every finding id, with its title\n"
 	      "      --root=DIR      read /sys, /proc, /dev, /etc, /usr and home under DIR\n"
@@ -112,7 +116,8 @@ watch_gpus(struct gs_config *cfg, double seconds, double interval, struct window
 {
 	struct err err = ERR_INIT;
 	struct collector *c = NULL;
-	double start = clock_mono(), next = start;
+	struct feed *f;
+	double start;
 
 	if (collector_open(cfg, &c, &err) < 0 || collector_scan(c, &err) < 0) {
 		nvml_probe(cfg, nvml);
@@ -120,34 +125,25 @@ watch_gpus(struct gs_config *cfg, double seconds, double interval, struct window
 			collector_close(c);
 		return 0; /* no GPU to watch: the checks say why */
 	}
+	f = feed_new_live(c, true, interval); /* owns c */
 	cmd_stop_on_signals();
+	cmd_stop_feed(f);
 	fprintf(stderr, "gpuscope doctor: watching the GPUs for %.0f s (Ctrl-C ends it early)\n",
 	        seconds);
-	for (;;) {
+	start = clock_mono();
+	while (!cmd_stopped()) {
 		struct gpu_snapshot *s = window_add(w);
-		double now;
 
-		if (collector_sample(c, s, 0, &err) < 0) {
+		if (feed_next(f, s, &err) != 0 || cmd_stopped()) {
 			gpu_snapshot_release(s);
 			w->nr--;
 			break;
 		}
-		next += interval;
-		now = clock_mono();
-		if (next - start > seconds + 1e-6 || cmd_stopped())
-			break;
-		while (now < next && !cmd_stopped()) {
-			double d = next - now;
-			struct timespec ts = { (time_t)d, (long)((d - (double)(time_t)d) * 1e9) };
-
-			nanosleep(&ts, NULL);
-			now = clock_mono();
-		}
-		if (cmd_stopped())
+		if (clock_mono() - start + interval > seconds + 1e-6)
 			break;
 	}
 	nvml_probe(cfg, nvml);
-	collector_close(c);
+	feed_close(f);
 	return 0;
 }
 
@@ -237,6 +233,42 @@ read_log(const char *path, struct strbuf *sb)
 	return 0;
 }
 
+/*
+ * Mark in run[] the checks that list names ("setup" for every set-up
+ * check); 0, or an exit status after naming what is not a check.
+ */
+static int
+select_checks(const char *list, bool *run)
+{
+	size_t n = 0;
+
+	while (dr_checks[n].name)
+		n++;
+	memset(run, 0, n * sizeof(*run));
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, ",");
+		bool found = false;
+
+		for (size_t i = 0; i < n; i++)
+			if ((len == 5 && !strncmp(p, "setup", 5) && dr_checks[i].setup) ||
+			    (strlen(dr_checks[i].name) == len &&
+			     !strncmp(p, dr_checks[i].name, len)))
+				found = run[i] = true;
+		if (!found) {
+			struct strbuf names = STRBUF_INIT;
+
+			for (size_t i = 0; i < n; i++)
+				strbuf_addf(&names, ", %s", dr_checks[i].name);
+			cmd_error("--only: '%.*s' is not a check (setup%s)", (int)len, p,
+			          names.buf);
+			strbuf_release(&names);
+			return DOCTOR_EXIT_FAILED;
+		}
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
 static const char *
 env_get(const char *name)
 {
@@ -272,7 +304,15 @@ list(void)
 int
 cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 {
-	enum { OPT_EXPLAIN = 256, OPT_LIST, OPT_LOG, OPT_WATCH, OPT_RECORDING, OPT_SINCE };
+	enum {
+		OPT_EXPLAIN = 256,
+		OPT_LIST,
+		OPT_LOG,
+		OPT_WATCH,
+		OPT_RECORDING,
+		OPT_SINCE,
+		OPT_ONLY
+	};
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "log", required_argument, NULL, OPT_LOG },
@@ -280,6 +320,7 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		{ "interval", required_argument, NULL, 'd' },
 		{ "recording", required_argument, NULL, OPT_RECORDING },
 		{ "since", required_argument, NULL, OPT_SINCE },
+		{ "only", required_argument, NULL, OPT_ONLY },
 		{ "explain", required_argument, NULL, OPT_EXPLAIN },
 		{ "list", no_argument, NULL, OPT_LIST },
 		{ "help", no_argument, NULL, 'h' },
@@ -298,7 +339,8 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 	struct strbuf out = STRBUF_INIT;
 	struct window win = { NULL, 0, 0 };
 	struct dr_window dw;
-	const char *log_path = NULL, *recording = NULL, *since = NULL;
+	const char *log_path = NULL, *recording = NULL, *since = NULL, *only = NULL;
+	bool run[64];
 	double watch = 0, interval = 1;
 	bool json = false;
 	int c, rc;
@@ -332,6 +374,9 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		case OPT_SINCE:
 			since = optarg;
 			break;
+		case OPT_ONLY:
+			only = optarg;
+			break;
 		case OPT_EXPLAIN:
 			return explain(optarg);
 		case OPT_LIST:
@@ -355,6 +400,10 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		        "run 'gpuscope doctor' without --demo");
 		return DOCTOR_EXIT_FAILED;
 	}
+	for (size_t i = 0; i < sizeof(run) / sizeof(run[0]); i++)
+		run[i] = true;
+	if (only && select_checks(only, run))
+		return DOCTOR_EXIT_FAILED;
 	if (since && !recording) {
 		cmd_error("--since goes with --recording FILE");
 		return DOCTOR_EXIT_FAILED;
@@ -431,9 +480,9 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		groups[i] = gids[i];
 	ctx.groups = groups;
 	ctx.nr_groups = nr_gids > 0 ? (size_t)nr_gids : 0;
-	for (const struct dr_check *chk = dr_checks; chk->name; chk++)
-		if (!(recording && chk->setup))
-			chk->run(&ctx, &r);
+	for (size_t i = 0; dr_checks[i].name; i++)
+		if (run[i] && !(recording && dr_checks[i].setup))
+			dr_checks[i].run(&ctx, &r);
 	dr_report_unroot(&r, cfg->root);
 	if (json)
 		dr_json(&out, &r, clock_now(cfg));

@@ -124,7 +124,7 @@ struct dr_ctx {
 	size_t nr_groups;
 	/* samples over time, or NULL (then snap is the only sample); snap is the last */
 	const struct dr_window *window;
-	bool recorded; /* the samples come from a recording: not this machine now */
+	bool recorded;           /* the samples come from a recording: not this machine now */
 	const char *klog_source; /* where klog was read ("/dev/kmsg", a --log file) */
 };
 

@@ -51,6 +51,22 @@ current_year(void)
 	return tm.tm_year + 1900;
 }
 
+/* Seconds since the epoch of tm (UTC): timegm() without its cost on every line. */
+static double
+utc_seconds(const struct tm *tm)
+{
+	long y = tm->tm_year + 1900L, m = tm->tm_mon + 1L, era, yoe, doy, doe;
+
+	/* days from 1970-01-01 (Howard Hinnant's days_from_civil) */
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + tm->tm_mday - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return (double)(era * 146097 + doe - 719468) * 86400.0 + tm->tm_hour * 3600.0 +
+	       tm->tm_min * 60.0 + tm->tm_sec;
+}
+
 /* "[   12.345678]" at p: seconds since boot; returns past the ']' and a blank, or NULL. */
 static const char *
 boot_stamp(const char *p, const char *end, double *t)
@@ -111,7 +127,8 @@ skip_host_tag(const char *p, const char *end)
 	if (!sp)
 		return p;
 	colon = memchr(sp + 1, ':', (size_t)(end - sp - 1));
-	if (!colon || colon + 1 >= end || colon[1] != ' ' || memchr(sp + 1, ' ', (size_t)(colon - sp - 1)))
+	if (!colon || colon + 1 >= end || colon[1] != ' ' ||
+	    memchr(sp + 1, ' ', (size_t)(colon - sp - 1)))
 		return p;
 	return colon + 2;
 }
@@ -140,7 +157,7 @@ syslog_stamp(const char *p, const char *end, double *t, int year)
 	tm.tm_mon = mon;
 	tm.tm_mday = (int)day;
 	tm.tm_year = (year ? year : current_year()) - 1900;
-	*t = (double)timegm(&tm);
+	*t = utc_seconds(&tm);
 	return skip_host_tag(q + 1, end);
 }
 
@@ -199,7 +216,7 @@ iso_stamp(const char *p, const char *end, double *t)
 	tm.tm_year = (int)y - 1900;
 	tm.tm_mon = (int)mo - 1;
 	tm.tm_mday = (int)d;
-	*t = (double)timegm(&tm) + frac - (double)off;
+	*t = utc_seconds(&tm) + frac - (double)off;
 	return skip_host_tag(q + 1, end);
 }
 
@@ -233,7 +250,7 @@ ctime_stamp(const char *p, const char *end, double *t)
 	tm.tm_mon = mon;
 	tm.tm_mday = (int)day;
 	tm.tm_year = (int)y - 1900;
-	*t = (double)timegm(&tm);
+	*t = utc_seconds(&tm);
 	q += 2 + used;
 	return q < end && *q == ' ' ? q + 1 : q;
 }
@@ -372,8 +389,8 @@ reindex(struct klog_events *ev)
 }
 
 struct klog_event *
-klog_event_add(struct klog_events *ev, const void *kind, const struct klog_line *l,
-               const char *fmt, ...)
+klog_event_add(struct klog_events *ev, const void *kind, const struct klog_line *l, const char *fmt,
+               ...)
 {
 	struct strbuf key = STRBUF_INIT;
 	struct klog_event *e;

@@ -44,12 +44,12 @@ const char *klog_when(const struct klog_line *l, char *buf, size_t size);
 /* --- events: repeats counted once -------------------------------------------------- */
 
 struct klog_event {
-	char *key;          /* owned: what makes two lines the same event ("xid 79 0000:3b:00.0") */
-	const void *kind;   /* the decoder's description of it (static) */
+	char *key;        /* owned: what makes two lines the same event ("xid 79 0000:3b:00.0") */
+	const void *kind; /* the decoder's description of it (static) */
 	unsigned long count;
 	struct klog_line first, last; /* msg points into the log text: valid while it is */
-	char *detail;       /* owned: decoder's notes (the first line's fields), or NULL */
-	size_t order;       /* order of first appearance */
+	char *detail; /* owned: decoder's notes (the first line's fields), or NULL */
+	size_t order; /* order of first appearance */
 };
 
 struct klog_events {
@@ -60,7 +60,10 @@ struct klog_events {
 	size_t nr_slot;
 };
 
-#define KLOG_EVENTS_INIT { NULL, 0, 0, NULL, 0 }
+#define KLOG_EVENTS_INIT            \
+	{                           \
+		NULL, 0, 0, NULL, 0 \
+	}
 
 /*
  * Count one line as an event of key (printf-style); returns the event
@@ -86,9 +89,28 @@ struct dr_report;
 bool klog_nvidia_line(const struct klog_line *l, struct klog_events *ev); /* klog_nvidia.c */
 void klog_nvidia_report(const struct dr_ctx *ctx, const struct klog_events *ev,
                         struct dr_report *r);
-bool klog_drm_line(const struct klog_line *l, struct klog_events *ev); /* klog_drm.c: amdgpu, i915, xe */
+bool klog_drm_line(const struct klog_line *l,
+                   struct klog_events *ev); /* klog_drm.c: amdgpu, i915, xe */
 void klog_drm_report(const struct dr_ctx *ctx, const struct klog_events *ev, struct dr_report *r);
 bool klog_aer_line(const struct klog_line *l, struct klog_events *ev); /* klog_drm.c: PCIe AER */
 void klog_aer_report(const struct dr_ctx *ctx, const struct klog_events *ev, struct dr_report *r);
+
+/* --- NVIDIA's Xid catalog (data/nvidia/xid.tsv, built in) ------------------------------ */
+
+struct nv_xid {
+	int code;
+	const char *mnemonic;  /* "ROBUST_CHANNEL_GPU_ECC_DBE" */
+	const char *severity;  /* "error", "warning" or "info" */
+	const char *meaning;   /* one line */
+	const char *causes;    /* most likely first, separated by " | " */
+	const char *immediate; /* what to do now */
+	const char *followup;  /* what to do if it recurs */
+	const char *source;
+};
+
+/* The row of code, or NULL when the catalog has none. Parsed once, on first use. */
+const struct nv_xid *klog_nvidia_xid(int code);
+/* Every row, in code order, into *out; returns how many. */
+size_t klog_nvidia_xids(const struct nv_xid **out);
 
 #endif

@@ -97,11 +97,12 @@ if [ -z "$missing" ]; then
 else
 	not_ok "doctor ids missing from docs/doctor.md:$missing"
 fi
-# every id is asserted by a unit test or shown by a golden case
+# every id is asserted by a unit test, shown by a golden case, or expected of a log fixture
 missing=""
 for id in $("$bin" doctor --list | awk '{ print $1 }'); do
 	grep -qF "\"$id\"" tests/unit/t_doctor*.c ||
-		grep -qF "\"id\":\"$id\"" tests/golden/doctor-*/expected.out || missing="$missing $id"
+		grep -qF "\"id\":\"$id\"" tests/golden/doctor-*/expected.out ||
+		grep -qsE "^(count )?$id( |\$)" tests/fixtures/doctor/*/*.expect || missing="$missing $id"
 done
 if [ -z "$missing" ]; then
 	ok "every doctor finding id is triggered by a test"

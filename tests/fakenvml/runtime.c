@@ -121,7 +121,8 @@ read_clock(struct scenario *sc)
 	sc->speed = 1;
 	if (speed && *speed &&
 	    (!fake_parse_seconds(speed, &sc->speed) || !isfinite(sc->speed) || sc->speed <= 0)) {
-		fprintf(stderr, "fake nvml: FAKE_NVML_SPEED: '%s' is not a positive number\n", speed);
+		fprintf(stderr, "fake nvml: FAKE_NVML_SPEED: '%s' is not a positive number\n",
+		        speed);
 		return false;
 	}
 	return true;

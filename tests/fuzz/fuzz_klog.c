@@ -1,6 +1,7 @@
 /*
  * libFuzzer target: dr_klog_read() on a kernel log file that is the input,
- * then dr_check_nvidia() on what it read.
+ * then dr_check_nvidia() and dr_check_klog() on what it read, and
+ * dr_check_klog() on the raw input too (a --log file is read as it is).
  *
  * Input: one flags byte, then the text written as <root>/dev/kmsg (a
  * regular file, as a fixture holds; records may carry kmsg's
@@ -235,6 +236,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dr_check_nvidia(&ctx, &r);
 	check_report(&r);
 	dr_report_release(&r);
+	/* the kernel-log check: every decoder over the lines read, and over the raw input */
+	dr_check_klog(&ctx, &r);
+	check_report(&r);
+	dr_report_release(&r);
+	if (!(flags & 8)) {
+		struct strbuf raw = STRBUF_INIT;
+
+		strbuf_add(&raw, data, size);
+		ctx.klog = raw.buf;
+		dr_check_klog(&ctx, &r);
+		check_report(&r);
+		dr_report_release(&r);
+		strbuf_release(&raw);
+	}
 	strbuf_release(&out);
 	gs_config_release(&cfg);
 	FUZZ_CHECK(fuzz_lowest_free_fd() == fd0,

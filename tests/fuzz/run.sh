@@ -79,8 +79,8 @@ done)}
 # The library, from the sources it needs (core and front ends, doctor, and
 # the backend files that the targets reach: parsers of kernel files, doctor's
 # PCI listing), rebuilt when any of them, or this script, is newer than the
-# archive. Doctor's CUDA release table is data/cuda/drivers.tsv assembled in
-# by src/doctor/cuda_data.S, as the Makefile does.
+# archive. Doctor's tables (data/cuda/drivers.tsv, data/nvidia/xid.tsv) are
+# assembled in by src/doctor/cuda_data.S and xid_data.S, as the Makefile does.
 lib=$out/libgpuscope-fuzz.a
 backend="src/backend/fdinfo.c src/backend/fdinfo.h src/backend/amdgpu_metrics.c src/backend/amdgpu_metrics.h
 src/backend/pci.c src/backend/pci.h src/backend/nvml_probe.h src/backend/nvml_version.c"
@@ -88,7 +88,7 @@ lib_src=$(ls src/core/*.c src/front/*.c src/doctor/*.c src/backend/fdinfo.c src/
 	src/backend/pci.c src/backend/nvml_version.c)
 build_ok=1
 # shellcheck disable=SC2086
-if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor data/cuda/drivers.tsv $backend tests/fuzz/run.sh -newer "$lib" 2>/dev/null)" ]; then
+if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor data/cuda/drivers.tsv data/nvidia/xid.tsv $backend tests/fuzz/run.sh -newer "$lib" 2>/dev/null)" ]; then
 	rm -f "$lib"
 	objs=""
 	i=0
@@ -112,6 +112,10 @@ if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor data/cuda/drive
 	objs="$objs $o"
 	rm -f "$o"
 	"$CLANG" -c -o "$o" -DCUDA_TSV_PATH='"data/cuda/drivers.tsv"' src/doctor/cuda_data.S >"$o.log" 2>&1 || rm -f "$o"
+	o=$out/obj/src_doctor_xid_data.o
+	objs="$objs $o"
+	rm -f "$o"
+	"$CLANG" -c -o "$o" -DXID_TSV_PATH='"data/nvidia/xid.tsv"' src/doctor/xid_data.S >"$o.log" 2>&1 || rm -f "$o"
 	for o in $objs; do
 		cat "$o.log" >>"$log"
 		[ -f "$o" ] || build_ok=0
