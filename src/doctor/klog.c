@@ -117,6 +117,29 @@ clock_time(const char *p, const char *end, struct tm *tm)
 	return p + u3;
 }
 
+/*
+ * "30 10:00:00 " or " 3 10:00:00 " (day of the month, then the time, then a
+ * blank) at p into tm (zeroed first); returns the blank, or NULL.
+ */
+static const char *
+day_clock(const char *p, const char *end, struct tm *tm)
+{
+	int used;
+	long day;
+
+	if (p < end && *p == ' ')
+		p++;
+	day = num(p, end, 2, &used);
+	if (day < 1 || p + used >= end || p[used] != ' ')
+		return NULL;
+	memset(tm, 0, sizeof(*tm));
+	p = clock_time(p + used + 1, end, tm);
+	if (!p || p >= end || *p != ' ')
+		return NULL;
+	tm->tm_mday = (int)day;
+	return p;
+}
+
 /* Past "host kernel: " or "host prog[pid]: " (one word, then a tag ending in ':'), or p. */
 static const char *
 skip_host_tag(const char *p, const char *end)
@@ -138,24 +161,15 @@ static const char *
 syslog_stamp(const char *p, const char *end, double *t, int year)
 {
 	struct tm tm;
-	int mon = month_of(p, end), used;
-	long day;
+	int mon = month_of(p, end);
 	const char *q;
 
 	if (mon < 0 || end - p < 16 || p[3] != ' ')
 		return NULL;
-	q = p + 4;
-	if (*q == ' ')
-		q++;
-	day = num(q, end, 2, &used);
-	if (day < 1 || q + used >= end || q[used] != ' ')
-		return NULL;
-	memset(&tm, 0, sizeof(tm));
-	q = clock_time(q + used + 1, end, &tm);
-	if (!q || q >= end || *q != ' ')
+	q = day_clock(p + 4, end, &tm);
+	if (!q)
 		return NULL;
 	tm.tm_mon = mon;
-	tm.tm_mday = (int)day;
 	tm.tm_year = (year ? year : current_year()) - 1900;
 	*t = utc_seconds(&tm);
 	return skip_host_tag(q + 1, end);
@@ -227,28 +241,20 @@ ctime_stamp(const char *p, const char *end, double *t)
 	struct tm tm;
 	const char *q;
 	int mon, used;
-	long day, y;
+	long y;
 
 	if (end - p < 26 || *p != '[' || p[4] != ' ')
 		return NULL;
 	mon = month_of(p + 5, end);
 	if (mon < 0 || p[8] != ' ')
 		return NULL;
-	q = p + 9;
-	if (*q == ' ')
-		q++;
-	day = num(q, end, 2, &used);
-	if (day < 1 || q + used >= end || q[used] != ' ')
-		return NULL;
-	memset(&tm, 0, sizeof(tm));
-	q = clock_time(q + used + 1, end, &tm);
-	if (!q || q >= end || *q != ' ')
+	q = day_clock(p + 9, end, &tm);
+	if (!q)
 		return NULL;
 	y = num(q + 1, end, 4, &used);
 	if (used != 4 || q + 1 + used >= end || q[1 + used] != ']')
 		return NULL;
 	tm.tm_mon = mon;
-	tm.tm_mday = (int)day;
 	tm.tm_year = (int)y - 1900;
 	*t = utc_seconds(&tm);
 	q += 2 + used;
