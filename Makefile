@@ -35,9 +35,10 @@ LIBS := -ldl -lpthread -lm
 NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw 2>/dev/null)
 NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 
-LIB_SRC := $(sort $(wildcard src/core/*.c src/backend/*.c src/front/*.c src/doctor/*.c))
+LIB_SRC := $(sort $(wildcard src/core/*.c src/backend/*.c src/front/*.c src/doctor/*.c src/fit/*.c))
 CMD_SRC := $(sort $(wildcard src/main.c src/cmd_*.c src/demo.c src/tui/*.c))
-LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o) $(O)/src/doctor/cuda_data.o $(O)/src/doctor/xid_data.o
+LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o) $(O)/src/doctor/cuda_data.o $(O)/src/doctor/xid_data.o \
+	$(O)/src/fit/specs_data.o $(O)/src/fit/models_data.o
 CMD_OBJ := $(CMD_SRC:%.c=$(O)/%.o)
 LIB := $(O)/libgpuscope.a
 BIN := $(O)/gpuscope
@@ -79,6 +80,15 @@ $(O)/src/doctor/cuda_data.o: src/doctor/cuda_data.S data/cuda/drivers.tsv
 $(O)/src/doctor/xid_data.o: src/doctor/xid_data.S data/nvidia/xid.tsv
 	@mkdir -p $(@D)
 	$(CC) -c -o $@ -DXID_TSV_PATH='"data/nvidia/xid.tsv"' $<
+
+# fit's tables: the GPU spec sheet and the model catalog, built into the binary
+$(O)/src/fit/specs_data.o: src/fit/specs_data.S data/specs/gpus.tsv
+	@mkdir -p $(@D)
+	$(CC) -c -o $@ -DSPECS_TSV_PATH='"data/specs/gpus.tsv"' $<
+
+$(O)/src/fit/models_data.o: src/fit/models_data.S data/models/models.tsv
+	@mkdir -p $(@D)
+	$(CC) -c -o $@ -DMODELS_TSV_PATH='"data/models/models.tsv"' $<
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)

@@ -28,6 +28,8 @@ int cmd_watch(int argc, char **argv, struct gs_config *cfg);
 int cmd_record(int argc, char **argv, struct gs_config *cfg);
 int cmd_replay(int argc, char **argv, struct gs_config *cfg);
 int cmd_doctor(int argc, char **argv, struct gs_config *cfg);
+int cmd_fit(int argc, char **argv, struct gs_config *cfg);
+int cmd_specs(int argc, char **argv, struct gs_config *cfg);
 
 enum snap_flags {
 	SNAP_PROCS = 1 << 0, /* with processes */

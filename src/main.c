@@ -209,13 +209,17 @@ main(int argc, char **argv)
 		rc = cmd_replay(n - 1, args + 1, &cfg);
 	else if (n > 1 && !strcmp(args[1], "doctor"))
 		rc = cmd_doctor(n - 1, args + 1, &cfg);
+	else if (n > 1 && !strcmp(args[1], "fit"))
+		rc = cmd_fit(n - 1, args + 1, &cfg);
+	else if (n > 1 && !strcmp(args[1], "specs"))
+		rc = cmd_specs(n - 1, args + 1, &cfg);
 	else if (n > 1 && !strcmp(args[1], "query"))
 		rc = cmd_query(n - 1, args + 1, &cfg);
 	else if (n > 1 && !strncmp(args[1], "--query-", 8))
 		rc = cmd_query(n, args, &cfg); /* nvidia-smi's spelling: no subcommand */
 	else if (n > 1 && args[1][0] != '-') {
 		cmd_error(
-		        "'%s' is not a gpuscope command (commands: status, query, top, watch, record, replay, doctor); see 'gpuscope --help'",
+		        "'%s' is not a gpuscope command (commands: status, query, top, watch, record, replay, doctor, fit, specs); see 'gpuscope --help'",
 		        args[1]);
 		rc = EXIT_USAGE;
 	} else

@@ -1,0 +1,56 @@
+/*
+ * Transformer model shapes for `gpuscope fit`: a bundled catalog
+ * (data/models/models.tsv, built into the binary, from the models'
+ * config.json values), a Hugging Face config.json, or a bare size ("7b").
+ * Parameter counts and KV-cache sizes are computed from the shape.
+ */
+#ifndef GPUSCOPE_MODELS_H
+#define GPUSCOPE_MODELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct err;
+
+struct model_cfg {
+	char name[96];
+	char family[32];        /* "llama", "qwen2", "mistral", "mixtral", "deepseek_v3", "gemma2", "phi3", "generic" */
+	double layers, hidden, heads, kv_heads, head_dim, intermediate, vocab;
+	double max_ctx;         /* max_position_embeddings (or the model card's context) */
+	bool tied_embeddings;
+	bool qkv_bias;          /* Qwen2 */
+	/* mixture of experts; experts 0 = dense */
+	double experts, experts_per_token, moe_intermediate, shared_experts, first_dense_layers;
+	/* multi-head latent attention (DeepSeek); kv_lora_rank 0 = none */
+	double q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
+	/* sliding-window attention: window tokens (0 none) and on which layers */
+	double sliding_window;
+	double sliding_every;   /* every Nth layer is global (Gemma 2: 2), 0 = all windowed */
+	double params_published; /* total, from the model card; NAN unknown */
+	double active_published; /* MoE: active per token; NAN unknown */
+	const char *source;      /* catalog rows: where the values come from */
+};
+
+/* Every catalog row (name and family filled), in catalog order. */
+size_t model_catalog(const struct model_cfg **out);
+
+/* The catalog model name names (case-insensitive, '-'/'_'/'.'/' ' ignored); -1 none (err names close ones). */
+int model_lookup(const char *name, struct model_cfg *out, struct err *err);
+
+/* A Hugging Face config.json at path; -1 with err naming the file and the missing field. */
+int model_from_config(const char *path, struct model_cfg *out, struct err *err);
+
+/* "7b", "70B", "1.5b", "405b", "8x7b": a generic dense (or MoE) shape of that size; -1 when not a size. */
+int model_from_size(const char *s, struct model_cfg *out, struct err *err);
+
+/* MODEL as the command line gives it: a catalog name, a path to a config.json, or a size. */
+int model_resolve(const char *arg, struct model_cfg *out, struct err *err);
+
+/* Parameters computed from the shape: all of them, and those active per token (MoE). */
+double model_params(const struct model_cfg *m);
+double model_active_params(const struct model_cfg *m);
+
+/* KV-cache bytes per token of context for the whole model, at bytes_per_value (2 for fp16). */
+double model_kv_bytes_per_token(const struct model_cfg *m, double bytes_per_value);
+
+#endif
