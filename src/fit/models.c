@@ -1,69 +1,1069 @@
-/* PLACEHOLDER: to be written (issue 7). */
+/*
+ * Transformer model shapes: the catalog (data/models/models.tsv, built in by
+ * models_data.S, parsed once on first use), Hugging Face config.json files
+ * (a small tolerant JSON reader), generic shapes for a bare size ("7b",
+ * "8x7b"), and the parameter and KV-cache arithmetic on a shape.
+ */
 #include "models.h"
 
+#include <ctype.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "core/err.h"
+#include "core/fileio.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
+
+extern const char models_tsv[], models_tsv_end[];
+
+static struct model_cfg *catalog;
+static size_t catalog_nr;
+static pthread_once_t catalog_once = PTHREAD_ONCE_INIT;
+
+#define CONFIG_MAX (1024 * 1024) /* config.json files are a few KiB; refuse more than 1 MiB */
+
+/* ---- the catalog ---- */
+
+enum col_kind { COL_NUM, COL_BILLIONS, COL_BOOL, COL_NAME, COL_FAMILY, COL_SOURCE };
+
+static const struct column {
+	const char *name;
+	enum col_kind kind;
+	size_t off; /* of the double or bool in struct model_cfg */
+} columns[] = {
+#define NUM(c, f)                                         \
+	{                                                 \
+		c, COL_NUM, offsetof(struct model_cfg, f) \
+	}
+	{ "name", COL_NAME, 0 },
+	{ "family", COL_FAMILY, 0 },
+	NUM("layers", layers),
+	NUM("hidden", hidden),
+	NUM("heads", heads),
+	NUM("kv_heads", kv_heads),
+	NUM("head_dim", head_dim),
+	NUM("intermediate", intermediate),
+	NUM("vocab", vocab),
+	NUM("max_ctx", max_ctx),
+	{ "tied", COL_BOOL, offsetof(struct model_cfg, tied_embeddings) },
+	{ "qkv_bias", COL_BOOL, offsetof(struct model_cfg, qkv_bias) },
+	NUM("experts", experts),
+	NUM("experts_per_tok", experts_per_token),
+	NUM("moe_intermediate", moe_intermediate),
+	NUM("shared_experts", shared_experts),
+	NUM("first_dense", first_dense_layers),
+	NUM("q_lora_rank", q_lora_rank),
+	NUM("kv_lora_rank", kv_lora_rank),
+	NUM("qk_nope_head_dim", qk_nope_head_dim),
+	NUM("qk_rope_head_dim", qk_rope_head_dim),
+	NUM("v_head_dim", v_head_dim),
+	NUM("sliding_window", sliding_window),
+	NUM("sliding_every", sliding_every),
+	{ "params_b", COL_BILLIONS, offsetof(struct model_cfg, params_published) },
+	{ "active_b", COL_BILLIONS, offsetof(struct model_cfg, active_published) },
+	{ "source", COL_SOURCE, 0 },
+#undef NUM
+};
+
+#define MAX_COLS 40
+
+/* One cell as a number: "?" (or empty, or not a number) is unknown, NAN. */
+static double
+cell_num(const char *cell, size_t len)
+{
+	char buf[64], *end;
+	double v;
+
+	if (!len || len >= sizeof(buf) || (len == 1 && *cell == '?'))
+		return NAN;
+	memcpy(buf, cell, len);
+	buf[len] = '\0';
+	v = strtod(buf, &end);
+	return end == buf || *end ? NAN : v;
+}
+
+static void
+set_cell(struct model_cfg *m, const struct column *c, const char *cell, size_t len)
+{
+	char *base = (char *)m;
+	double v;
+
+	switch (c->kind) {
+	case COL_NAME:
+		snprintf(m->name, sizeof(m->name), "%.*s", (int)len, cell);
+		break;
+	case COL_FAMILY:
+		snprintf(m->family, sizeof(m->family), "%.*s", (int)len, cell);
+		break;
+	case COL_SOURCE:
+		m->source = xstrndup(cell, len);
+		break;
+	case COL_BOOL:
+		*(bool *)(void *)(base + c->off) = len == 3 && !strncmp(cell, "yes", 3);
+		break;
+	case COL_BILLIONS:
+		v = cell_num(cell, len);
+		*(double *)(void *)(base + c->off) = v * 1e9;
+		break;
+	case COL_NUM:
+		*(double *)(void *)(base + c->off) = cell_num(cell, len);
+		break;
+	}
+}
+
+static void
+model_clear(struct model_cfg *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->max_ctx = NAN;
+	m->params_published = NAN;
+	m->active_published = NAN;
+	m->source = "";
+}
+
+static void
+parse_catalog(void)
+{
+	const char *p = models_tsv, *end = models_tsv_end;
+	const struct column *map[MAX_COLS] = { NULL };
+	size_t ncols = 0, alloc = 0;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *cell[MAX_COLS], *q;
+		size_t len[MAX_COLS], n = 0;
+
+		if (!eol)
+			eol = end;
+		if (*p == '#' || eol == p) {
+			p = eol + 1;
+			continue;
+		}
+		for (q = p; n < MAX_COLS && q <= eol; n++) {
+			const char *tab = memchr(q, '\t', (size_t)(eol - q));
+
+			cell[n] = q;
+			len[n] = (size_t)((tab ? tab : eol) - q);
+			q = (tab ? tab : eol) + 1;
+		}
+		if (!ncols) {
+			/* the header line: which column is which */
+			for (size_t i = 0; i < n; i++)
+				for (size_t j = 0; j < ARRAY_SIZE(columns); j++)
+					if (strlen(columns[j].name) == len[i] &&
+					    !strncmp(columns[j].name, cell[i], len[i]))
+						map[i] = &columns[j];
+			ncols = n;
+		} else {
+			struct model_cfg *m;
+
+			ALLOC_GROW(catalog, catalog_nr + 1, alloc);
+			m = &catalog[catalog_nr++];
+			model_clear(m);
+			for (size_t i = 0; i < n && i < ncols; i++)
+				if (map[i])
+					set_cell(m, map[i], cell[i], len[i]);
+		}
+		p = eol + 1;
+	}
+}
 
 size_t
 model_catalog(const struct model_cfg **out)
 {
-	*out = NULL;
-	return 0;
+	pthread_once(&catalog_once, parse_catalog);
+	*out = catalog;
+	return catalog_nr;
+}
+
+/* ---- names ---- */
+
+/* Lowercase, '-', '_', '.' and blanks left out: "Llama-3.1 8B" -> "llama318b". */
+static void
+norm_name(char *dst, size_t size, const char *s)
+{
+	size_t n = 0;
+
+	for (; *s && n + 1 < size; s++) {
+		if (*s == '-' || *s == '_' || *s == '.' || isspace((unsigned char)*s))
+			continue;
+		dst[n++] = (char)tolower((unsigned char)*s);
+	}
+	dst[n] = '\0';
+}
+
+static bool
+ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+static bool
+has_json_ext(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 5 && !strcasecmp(s + n - 5, ".json");
+}
+
+static size_t
+edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[128];
+
+	if (la > 127 || lb > 127)
+		return (size_t)-1;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+/* The catalog row whose normalised name is key; with prefix, the one row key begins. */
+static const struct model_cfg *
+find_norm(const char *key, bool prefix, size_t *nr_match)
+{
+	const struct model_cfg *t, *hit = NULL;
+	size_t n = model_catalog(&t), k = strlen(key);
+	char nm[sizeof(t->name)];
+
+	*nr_match = 0;
+	for (size_t i = 0; i < n; i++) {
+		norm_name(nm, sizeof(nm), t[i].name);
+		if (prefix ? !strncmp(nm, key, k) : !strcmp(nm, key)) {
+			hit = &t[i];
+			(*nr_match)++;
+		}
+	}
+	return hit;
 }
 
 int
 model_lookup(const char *name, struct model_cfg *out, struct err *err)
 {
-	(void)name;
-	(void)out;
-	(void)err;
-	return -1;
+	static const char *const suffixes[] = { "instruct", "chat", "base", "hf", "it" };
+	const struct model_cfg *t, *hit, *close[3] = { NULL };
+	size_t n = model_catalog(&t), nr = 0, nr_prefix = 0, dist[3] = { 0 };
+	char key[128], nm[sizeof(t->name)];
+	struct strbuf sb = STRBUF_INIT;
+
+	norm_name(key, sizeof(key), name ? name : "");
+	if (!key[0])
+		return err_set(err, E_USAGE, "no model name given");
+	hit = find_norm(key, false, &nr);
+	/* "Llama-3.1-8B-Instruct", "gemma-2-9b-it": the base model's shape */
+	for (size_t i = 0; !hit && i < ARRAY_SIZE(suffixes); i++) {
+		if (ends_with(key, suffixes[i]) && strlen(key) > strlen(suffixes[i])) {
+			char base[sizeof(key)];
+
+			snprintf(base, sizeof(base), "%.*s",
+			         (int)(strlen(key) - strlen(suffixes[i])), key);
+			hit = find_norm(base, false, &nr);
+		}
+	}
+	if (!hit) {
+		/* a unique beginning ("qwen2.5-72"); several ("mistral-7b") is no answer */
+		hit = find_norm(key, true, &nr_prefix);
+		if (nr_prefix != 1)
+			hit = NULL;
+	}
+	if (hit) {
+		*out = *hit;
+		return 0;
+	}
+	/* up to three close names: the ones key begins, then the nearest by edits */
+	for (size_t i = 0; i < n; i++) {
+		size_t d;
+
+		norm_name(nm, sizeof(nm), t[i].name);
+		d = !strncmp(nm, key, strlen(key)) ? 0 : edit_distance(key, nm);
+		if (d > strlen(key) / 2 + 2)
+			continue;
+		for (size_t j = 0; j < 3; j++) {
+			if (!close[j] || d < dist[j]) {
+				for (size_t k = 2; k > j; k--) {
+					close[k] = close[k - 1];
+					dist[k] = dist[k - 1];
+				}
+				close[j] = &t[i];
+				dist[j] = d;
+				break;
+			}
+		}
+	}
+	for (size_t j = 0; j < 3 && close[j]; j++)
+		strbuf_addf(&sb, "%s%s", j ? ", " : "", close[j]->name);
+	if (sb.len)
+		err_set(err, E_NOTFOUND, "%s model \"%s\" (close: %s)",
+		        nr_prefix > 1 ? "ambiguous" : "unknown", name, sb.buf);
+	else
+		err_set(err, E_NOTFOUND,
+		        "unknown model \"%s\" (not in the catalog, not a size like 7b, not a "
+		        "config.json)",
+		        name);
+	strbuf_release(&sb);
+	return E_NOTFOUND;
 }
 
-int
-model_from_config(const char *path, struct model_cfg *out, struct err *err)
+/* ---- the arithmetic ---- */
+
+/* optional counts: unknown is none */
+static double
+z(double v)
 {
-	(void)path;
-	(void)out;
-	(void)err;
-	return -1;
+	return isnan(v) ? 0 : v;
 }
 
-int
-model_from_size(const char *s, struct model_cfg *out, struct err *err)
+static double
+norms_per_layer(const struct model_cfg *m)
 {
-	(void)s;
-	(void)out;
-	(void)err;
-	return -1;
+	/* Gemma 2 and 3 norm before and after both attention and MLP */
+	return !strcmp(m->family, "gemma2") || !strcmp(m->family, "gemma3") ? 4 : 2;
 }
 
-int
-model_resolve(const char *arg, struct model_cfg *out, struct err *err)
+static double
+attention_params(const struct model_cfg *m)
 {
-	(void)arg;
-	(void)out;
-	(void)err;
-	return -1;
+	double h = m->hidden, heads = m->heads;
+
+	if (z(m->kv_lora_rank) > 0) {
+		double ql = z(m->q_lora_rank), kl = m->kv_lora_rank, rope = m->qk_rope_head_dim;
+		double qk = m->qk_nope_head_dim + rope, q, kv;
+
+		/* q_a, q_a_norm, q_b; or one q projection without a q rank */
+		q = ql > 0 ? h * ql + ql + ql * heads * qk : h * heads * qk;
+		/* kv_a (latent and the shared rope key), kv_a_norm, kv_b */
+		kv = h * (kl + rope) + kl + kl * heads * (m->qk_nope_head_dim + m->v_head_dim);
+		return q + kv + heads * m->v_head_dim * h;
+	} else {
+		double q = heads * m->head_dim, kv = m->kv_heads * m->head_dim;
+		double p = h * q + 2 * h * kv + q * h;
+
+		if (m->qkv_bias)
+			p += q + 2 * kv;
+		return p;
+	}
+}
+
+static void
+count_params(const struct model_cfg *m, double *total, double *active)
+{
+	double h = m->hidden, layers = m->layers;
+	double emb = m->vocab * h * (m->tied_embeddings ? 1 : 2);
+	double shared = emb + layers * (attention_params(m) + norms_per_layer(m) * h) + h;
+	double dense_mlp = 3 * h * m->intermediate;
+
+	if (z(m->experts) > 0) {
+		double width = z(m->moe_intermediate) > 0 ? m->moe_intermediate : m->intermediate;
+		double expert = 3 * h * width, dense = z(m->first_dense_layers);
+		double fixed = h * m->experts + z(m->shared_experts) * expert;
+		double moe_layers = layers - dense;
+
+		*total = shared + dense * dense_mlp + moe_layers * (fixed + m->experts * expert);
+		*active = shared + dense * dense_mlp +
+		          moe_layers * (fixed + z(m->experts_per_token) * expert);
+	} else {
+		*total = *active = shared + layers * dense_mlp;
+	}
 }
 
 double
 model_params(const struct model_cfg *m)
 {
-	(void)m;
-	return NAN;
+	double total, active;
+
+	count_params(m, &total, &active);
+	return total;
 }
 
 double
 model_active_params(const struct model_cfg *m)
 {
-	(void)m;
-	return NAN;
+	double total, active;
+
+	count_params(m, &total, &active);
+	return active;
+}
+
+/* KV-cache bytes of one layer for one token */
+static double
+kv_layer_token(const struct model_cfg *m, double bytes)
+{
+	if (z(m->kv_lora_rank) > 0)
+		return (m->kv_lora_rank + m->qk_rope_head_dim) * bytes;
+	return 2 * m->kv_heads * m->head_dim * bytes;
 }
 
 double
 model_kv_bytes_per_token(const struct model_cfg *m, double bytes_per_value)
 {
-	(void)m;
-	(void)bytes_per_value;
-	return NAN;
+	return m->layers * kv_layer_token(m, bytes_per_value);
+}
+
+double
+model_kv_bytes(const struct model_cfg *m, double ctx, double bytes_per_value)
+{
+	double window = z(m->sliding_window), global = m->layers, windowed = 0;
+
+	if (window > 0) {
+		double every = z(m->sliding_every);
+
+		global = every > 0 ? floor(m->layers / every) : 0;
+		windowed = m->layers - global;
+	}
+	return kv_layer_token(m, bytes_per_value) *
+	       (global * ctx + windowed * (ctx < window ? ctx : window));
+}
+
+/* ---- a bare size ---- */
+
+/*
+ * "7b", "1.5B", "500m", "8x7b": 0 with the size in parameters and the
+ * number of experts (0 for a dense size); -1 when s is no size.
+ */
+static int
+parse_size(const char *s, double *params, double *experts)
+{
+	const char *p = s;
+	char num[32];
+	size_t n = 0;
+	double scale;
+
+	*experts = 0;
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	while (isdigit((unsigned char)p[n]))
+		n++;
+	if (p[n] == 'x' || p[n] == 'X') {
+		if (n > 4)
+			return -1;
+		snprintf(num, sizeof(num), "%.*s", (int)n, p);
+		*experts = strtod(num, NULL);
+		if (*experts < 1)
+			*experts = -1; /* "0x7b": said, and none */
+		p += n + 1;
+		n = 0;
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		while (isdigit((unsigned char)p[n]))
+			n++;
+	}
+	if (p[n] == '.') {
+		n++;
+		if (!isdigit((unsigned char)p[n]))
+			return -1;
+		while (isdigit((unsigned char)p[n]))
+			n++;
+	}
+	if (n >= sizeof(num))
+		return -1;
+	snprintf(num, sizeof(num), "%.*s", (int)n, p);
+	if ((p[n] == 'b' || p[n] == 'B') && !p[n + 1])
+		scale = 1e9;
+	else if ((p[n] == 'm' || p[n] == 'M') && !p[n + 1])
+		scale = 1e6;
+	else
+		return -1;
+	*params = strtod(num, NULL) * scale;
+	return 0;
+}
+
+/* A size-shaped string, whether or not its value is accepted ("0b" is one). */
+static bool
+looks_like_size(const char *s)
+{
+	double p, e;
+
+	return s && parse_size(s, &p, &e) == 0;
+}
+
+/*
+ * hidden width for a dense model of params parameters, interpolated (log-log)
+ * between the catalog's dense Llama rows, extrapolated past the ends
+ */
+static double
+generic_hidden(double params)
+{
+	static const char *const anchors[] = { "Llama-2-7B", "Llama-2-13B", "Llama-2-70B",
+		                               "Llama-3.1-405B" };
+	double x[ARRAY_SIZE(anchors)], y[ARRAY_SIZE(anchors)], h;
+	size_t n = 0, i;
+
+	for (i = 0; i < ARRAY_SIZE(anchors); i++) {
+		struct model_cfg m;
+
+		if (model_lookup(anchors[i], &m, NULL) == 0 && !isnan(model_params(&m))) {
+			x[n] = log(model_params(&m));
+			y[n] = log(m.hidden);
+			n++;
+		}
+	}
+	if (n < 2)
+		return 4096; /* no catalog: cannot happen with the table built in */
+	for (i = 1; i + 1 < n && log(params) > x[i]; i++)
+		;
+	h = exp(y[i - 1] + (y[i] - y[i - 1]) * (log(params) - x[i - 1]) / (x[i] - x[i - 1]));
+	h = round(h / 128) * 128;
+	return h < 256 ? 256 : h;
+}
+
+static double
+round_up(double v, double to)
+{
+	return ceil(v / to) * to;
+}
+
+/* the number of layers that brings m (a dense shape) nearest params */
+static void
+solve_layers(struct model_cfg *m, double params)
+{
+	double base, per;
+
+	m->layers = 0;
+	base = model_params(m);
+	m->layers = 1;
+	per = model_params(m) - base;
+	m->layers = round((params - base) / per);
+	if (m->layers < 1)
+		m->layers = 1;
+}
+
+/*
+ * A few layers (small models) are coarse steps: more than 1 % off, the MLP
+ * width (a multiple of 128) takes up the rest.
+ */
+static void
+trim_width(struct model_cfg *m, double params)
+{
+	double off = params - model_params(m), width;
+
+	if (fabs(off) <= 0.01 * params)
+		return;
+	width = round((m->intermediate + off / (m->layers * 3 * m->hidden)) / 128) * 128;
+	if (width >= m->hidden)
+		m->intermediate = width;
+}
+
+int
+model_from_size(const char *s, struct model_cfg *out, struct err *err)
+{
+	double params, experts;
+
+	if (!s || parse_size(s, &params, &experts) < 0)
+		return err_set(err, E_USAGE, "\"%s\" is not a model size (like 7b, 1.5b, 8x7b)",
+		               s ? s : "");
+	if (!(params >= 1e7) || params > 1e13)
+		return err_set(err, E_USAGE, "model size \"%s\" is out of range (10m to 10000b)",
+		               s);
+	if (experts && (experts < 2 || experts > 1024))
+		return err_set(err, E_USAGE, "\"%s\": the number of experts must be 2 to 1024", s);
+	model_clear(out);
+	snprintf(out->name, sizeof(out->name), "generic-%s", s);
+	snprintf(out->family, sizeof(out->family), "generic");
+	out->hidden = generic_hidden(params);
+	out->head_dim = 128;
+	out->heads = out->hidden / 128;
+	out->vocab = 32000;
+	out->tied_embeddings = false;
+	if (experts) {
+		/* Mixtral-like: Mistral-7B-like experts (GQA 8, MLP 3.5 x hidden), top 2 */
+		out->kv_heads = 8;
+		out->intermediate = round_up(3.5 * out->hidden, 256);
+		out->max_ctx = 32768;
+		solve_layers(out, params);
+		out->experts = experts;
+		out->experts_per_token = 2;
+		out->moe_intermediate = out->intermediate;
+		out->source =
+		        "generic Mixtral-like mixture of experts, each expert a dense model of "
+		        "the size (gpuscope's interpolation of the catalog's Llama shapes)";
+	} else {
+		/* Llama-2-like: multi-head attention below 30B, GQA with 8 KV heads above */
+		bool big = params >= 30e9;
+
+		out->kv_heads = big ? 8 : out->heads;
+		out->intermediate =
+		        big ? round_up(3.5 * out->hidden, 256) : round_up(8 * out->hidden / 3, 256);
+		out->max_ctx = 4096;
+		solve_layers(out, params);
+		trim_width(out, params);
+		out->source = "generic dense Llama-like shape (gpuscope's interpolation of the "
+		              "catalog's Llama shapes)";
+	}
+	return 0;
+}
+
+/* ---- config.json ---- */
+
+enum jtype { J_NULL, J_BOOL, J_NUM, J_STR };
+
+struct jval {
+	char key[96]; /* "hidden_size", or "text_config.hidden_size" one level down */
+	enum jtype type;
+	double num;
+	char str[96];
+};
+
+struct jparser {
+	const char *start, *p, *end;
+	struct jval *v;
+	size_t nr, alloc;
+	const char *what; /* the error: what was expected */
+};
+
+#define JSON_MAX_DEPTH 64
+
+static void
+jskip_ws(struct jparser *j)
+{
+	while (j->p < j->end && isspace((unsigned char)*j->p))
+		j->p++;
+}
+
+static bool
+jlit(struct jparser *j, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if ((size_t)(j->end - j->p) >= n && !memcmp(j->p, lit, n)) {
+		j->p += n;
+		return true;
+	}
+	return false;
+}
+
+/* A string at p (after its '"'); its text, escapes decoded and cut to size, in buf. */
+static int
+jstring(struct jparser *j, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	j->p++;
+	while (j->p < j->end && *j->p != '"') {
+		char c = *j->p++;
+
+		if ((unsigned char)c < 0x20) {
+			j->what = "a closing '\"'";
+			return -1;
+		}
+		if (c == '\\') {
+			if (j->p >= j->end)
+				break;
+			c = *j->p++;
+			switch (c) {
+			case 'n':
+				c = '\n';
+				break;
+			case 't':
+				c = '\t';
+				break;
+			case 'r':
+				c = '\r';
+				break;
+			case 'b':
+				c = '\b';
+				break;
+			case 'f':
+				c = '\f';
+				break;
+			case 'u':
+				for (int k = 0; k < 4; k++, j->p++)
+					if (j->p >= j->end || !isxdigit((unsigned char)*j->p)) {
+						j->what = "four hex digits after \\u";
+						return -1;
+					}
+				c = '?';
+				break;
+			case '"':
+			case '\\':
+			case '/':
+				break;
+			default:
+				j->what = "a valid escape";
+				return -1;
+			}
+		}
+		if (n + 1 < size)
+			buf[n++] = c;
+	}
+	if (j->p >= j->end) {
+		j->what = "a closing '\"'";
+		return -1;
+	}
+	j->p++;
+	if (size)
+		buf[n] = '\0';
+	return 0;
+}
+
+static struct jval *
+jrecord(struct jparser *j, const char *key, enum jtype type)
+{
+	struct jval *v;
+
+	ALLOC_GROW(j->v, j->nr + 1, j->alloc);
+	v = &j->v[j->nr++];
+	memset(v, 0, sizeof(*v));
+	snprintf(v->key, sizeof(v->key), "%s", key);
+	v->type = type;
+	return v;
+}
+
+/*
+ * One value at p. Scalars whose key (path) is not NULL are recorded: the
+ * members of the top-level object and of the objects one level down.
+ */
+static int
+jvalue(struct jparser *j, const char *key, int depth)
+{
+	jskip_ws(j);
+	if (j->p >= j->end) {
+		j->what = "a value";
+		return -1;
+	}
+	if (depth > JSON_MAX_DEPTH) {
+		j->what = "less nesting";
+		return -1;
+	}
+	if (*j->p == '{' || *j->p == '[') {
+		bool object = *j->p == '{';
+		char close = object ? '}' : ']';
+
+		j->p++;
+		for (;;) {
+			char name[96], path[192];
+			const char *child = NULL;
+
+			jskip_ws(j);
+			if (j->p < j->end && *j->p == close) { /* empty, or a trailing comma */
+				j->p++;
+				return 0;
+			}
+			if (object) {
+				if (j->p >= j->end || *j->p != '"') {
+					j->what = "a member name";
+					return -1;
+				}
+				if (jstring(j, name, sizeof(name)) < 0)
+					return -1;
+				jskip_ws(j);
+				if (j->p >= j->end || *j->p != ':') {
+					j->what = "':'";
+					return -1;
+				}
+				j->p++;
+				if (depth == 0) {
+					child = name;
+				} else if (depth == 1 && key) {
+					snprintf(path, sizeof(path), "%s.%s", key, name);
+					child = path;
+				}
+			}
+			if (jvalue(j, child, depth + 1) < 0)
+				return -1;
+			jskip_ws(j);
+			if (j->p < j->end && *j->p == ',') {
+				j->p++;
+				continue;
+			}
+			if (j->p < j->end && *j->p == close) {
+				j->p++;
+				return 0;
+			}
+			j->what = object ? "',' or '}'" : "',' or ']'";
+			return -1;
+		}
+	}
+	if (*j->p == '"') {
+		char buf[96];
+
+		if (jstring(j, buf, sizeof(buf)) < 0)
+			return -1;
+		if (key)
+			snprintf(jrecord(j, key, J_STR)->str, sizeof(buf), "%s", buf);
+		return 0;
+	}
+	if (jlit(j, "true") || jlit(j, "false")) {
+		if (key) /* "true" ends in 'u', 'e'; "false" in 's', 'e' */
+			jrecord(j, key, J_BOOL)->num = j->p[-2] == 'u';
+		return 0;
+	}
+	if (jlit(j, "null")) {
+		if (key)
+			jrecord(j, key, J_NULL);
+		return 0;
+	}
+	/* numbers, and the NaN / Infinity that Python's json writes */
+	{
+		const char *s = j->p;
+		char buf[64];
+		double v;
+
+		if (jlit(j, "NaN")) {
+			v = NAN;
+		} else if (jlit(j, "Infinity")) {
+			v = INFINITY;
+		} else if (jlit(j, "-Infinity")) {
+			v = -INFINITY;
+		} else {
+			char *e;
+
+			if (*s == '-')
+				s++;
+			if (s >= j->end || !isdigit((unsigned char)*s)) {
+				j->what = "a value";
+				return -1;
+			}
+			while (s < j->end && (isdigit((unsigned char)*s) || *s == '.' ||
+			                      *s == 'e' || *s == 'E' || *s == '+' || *s == '-'))
+				s++;
+			if ((size_t)(s - j->p) >= sizeof(buf)) {
+				j->what = "a shorter number";
+				return -1;
+			}
+			snprintf(buf, sizeof(buf), "%.*s", (int)(s - j->p), j->p);
+			v = strtod(buf, &e);
+			if (*e) {
+				j->what = "a number";
+				return -1;
+			}
+			j->p = s;
+		}
+		if (key)
+			jrecord(j, key, J_NUM)->num = v;
+		return 0;
+	}
+}
+
+/* The value of key: at the top, else in text_config (multimodal configs); NULL none or null. */
+static const struct jval *
+jget(const struct jparser *j, const char *key)
+{
+	char nested[128];
+
+	snprintf(nested, sizeof(nested), "text_config.%s", key);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = j->nr; i-- > 0;) /* the last of duplicate keys wins */
+			if (!strcmp(j->v[i].key, pass ? nested : key))
+				return j->v[i].type == J_NULL ? NULL : &j->v[i];
+	return NULL;
+}
+
+/* A number (or boolean) at key into *v: 1; absent or null: 0; something else: -1. */
+static int
+jnum(const struct jparser *j, const char *key, double *v)
+{
+	const struct jval *x = jget(j, key);
+
+	if (!x)
+		return 0;
+	if (x->type != J_NUM && x->type != J_BOOL)
+		return -1;
+	*v = x->num;
+	return 1;
+}
+
+static void
+config_name(char *buf, size_t size, const char *path)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	size_t len = strlen(base);
+
+	if (!strcmp(base, "config.json") && slash && slash > path) {
+		/* ".../Llama-3.1-8B/config.json": the directory names the model */
+		const char *d = slash;
+
+		while (d > path && d[-1] != '/')
+			d--;
+		snprintf(buf, size, "%.*s", (int)(slash - d), d);
+		if (buf[0] && strcmp(buf, "."))
+			return;
+	}
+	if (has_json_ext(base))
+		len -= 5;
+	snprintf(buf, size, "%.*s", (int)len, base);
+}
+
+static int
+config_fill(const struct jparser *j, const char *path, struct model_cfg *out, struct err *err)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+		bool required;
+	} keys[] = {
+#define K(k, f, r) { k, offsetof(struct model_cfg, f), r }
+		K("num_hidden_layers", layers, true),
+		K("hidden_size", hidden, true),
+		K("num_attention_heads", heads, true),
+		K("vocab_size", vocab, true),
+		K("intermediate_size", intermediate, false),
+		K("num_key_value_heads", kv_heads, false),
+		K("head_dim", head_dim, false),
+		K("max_position_embeddings", max_ctx, false),
+		K("num_local_experts", experts, false),
+		K("n_routed_experts", experts, false),
+		K("num_experts_per_tok", experts_per_token, false),
+		K("moe_intermediate_size", moe_intermediate, false),
+		K("n_shared_experts", shared_experts, false),
+		K("first_k_dense_replace", first_dense_layers, false),
+		K("q_lora_rank", q_lora_rank, false),
+		K("kv_lora_rank", kv_lora_rank, false),
+		K("qk_nope_head_dim", qk_nope_head_dim, false),
+		K("qk_rope_head_dim", qk_rope_head_dim, false),
+		K("v_head_dim", v_head_dim, false),
+		K("sliding_window", sliding_window, false),
+		K("sliding_window_pattern", sliding_every, false),
+#undef K
+	};
+	const struct jval *type = jget(j, "model_type");
+	double v;
+	int r;
+
+	model_clear(out);
+	out->max_ctx = NAN;
+	out->intermediate = NAN;
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		r = jnum(j, keys[i].key, &v);
+		if (r < 0)
+			return err_set(err, E_PARSE, "%s: \"%s\" is not a number", path,
+			               keys[i].key);
+		if (r > 0 && (isnan(v) || v < 0))
+			return err_set(err, E_PARSE, "%s: \"%s\" is not a count", path,
+			               keys[i].key);
+		if (r > 0)
+			*(double *)(void *)((char *)out + keys[i].off) = v;
+		else if (keys[i].required)
+			return err_set(err, E_PARSE, "%s: no \"%s\" in the model config", path,
+			               keys[i].key);
+	}
+	if (!(out->layers >= 1) || !(out->hidden >= 1) || !(out->heads >= 1))
+		return err_set(err, E_PARSE,
+		               "%s: num_hidden_layers, hidden_size and "
+		               "num_attention_heads must be positive",
+		               path);
+	if (isnan(out->intermediate) && !(out->experts > 0 && out->moe_intermediate > 0))
+		return err_set(err, E_PARSE, "%s: no \"intermediate_size\" in the model config",
+		               path);
+	config_name(out->name, sizeof(out->name), path);
+	snprintf(out->family, sizeof(out->family), "%.*s", (int)sizeof(out->family) - 1,
+	         type && type->type == J_STR ? type->str : "generic");
+	if (!out->kv_heads)
+		out->kv_heads = out->heads;
+	if (out->kv_lora_rank > 0)
+		out->head_dim = out->qk_nope_head_dim + out->qk_rope_head_dim;
+	else if (!out->head_dim)
+		out->head_dim = out->hidden / out->heads;
+	if (out->experts > 0 && !out->moe_intermediate)
+		out->moe_intermediate = out->intermediate; /* Mixtral: experts as wide as the MLP */
+	if (out->experts > 0 && isnan(out->intermediate))
+		out->intermediate = out->moe_intermediate;
+	/* tie_word_embeddings: absent means the model class's default, true for Gemma only */
+	if (jnum(j, "tie_word_embeddings", &v) > 0)
+		out->tied_embeddings = v != 0;
+	else
+		out->tied_embeddings = !strncmp(out->family, "gemma", 5);
+	if (jnum(j, "attention_bias", &v) > 0 && v != 0)
+		out->qkv_bias = true;
+	if (!strcmp(out->family, "qwen2"))
+		out->qkv_bias = true;
+	/* Qwen2 carries a sliding_window it does not use */
+	if (jnum(j, "use_sliding_window", &v) > 0 && v == 0)
+		out->sliding_window = 0;
+	if (out->sliding_window > 0 && !out->sliding_every && !strcmp(out->family, "gemma2"))
+		out->sliding_every = 2; /* Gemma 2 alternates local and global layers */
+	out->source = "Hugging Face config.json";
+	return 0;
+}
+
+int
+model_from_config(const char *path, struct model_cfg *out, struct err *err)
+{
+	struct strbuf sb = STRBUF_INIT, file = STRBUF_INIT;
+	struct jparser j = { 0 };
+	struct stat st;
+	int ret;
+
+	if (!path || !*path)
+		return err_set(err, E_USAGE, "no config.json path given");
+	strbuf_addstr(&file, path);
+	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		strbuf_addstr(&file, "/config.json");
+	if (file_read_regular(file.buf, &sb, CONFIG_MAX + 1) < 0) {
+		ret = err_set(err, E_NOTFOUND, "%s: cannot read it (no such file, or not a file)",
+		              file.buf);
+		goto out;
+	}
+	if (sb.len > CONFIG_MAX) {
+		ret = err_set(err, E_PARSE, "%s: over 1 MiB, not a model config.json", file.buf);
+		goto out;
+	}
+	j.start = j.p = sb.buf;
+	j.end = sb.buf + sb.len;
+	jskip_ws(&j);
+	if (j.p >= j.end || *j.p != '{') {
+		ret = err_set(err, E_PARSE, "%s: not a JSON object", file.buf);
+		goto out;
+	}
+	if (jvalue(&j, NULL, 0) < 0 || (jskip_ws(&j), j.p < j.end)) {
+		size_t line = 1;
+
+		for (const char *c = j.start; c < j.p && c < j.end; c++)
+			line += *c == '\n';
+		ret = err_set(err, E_PARSE, "%s: malformed JSON at line %zu (expected %s)",
+		              file.buf, line, j.what ? j.what : "the end");
+		goto out;
+	}
+	ret = config_fill(&j, file.buf, out, err);
+out:
+	free(j.v);
+	strbuf_release(&sb);
+	strbuf_release(&file);
+	return ret;
+}
+
+/* ---- what the command line names ---- */
+
+int
+model_resolve(const char *arg, struct model_cfg *out, struct err *err)
+{
+	size_t len = arg ? strlen(arg) : 0;
+	struct stat st;
+
+	if (!len)
+		return err_set(err, E_USAGE, "no model given");
+	if (strchr(arg, '/') || has_json_ext(arg)) {
+		const char *slash = strrchr(arg, '/');
+
+		/* "meta-llama/Llama-3.1-8B": a Hub id, when no such file is here */
+		if (stat(arg, &st) < 0 && slash && slash[1] && !has_json_ext(arg) &&
+		    model_lookup(slash + 1, out, NULL) == 0)
+			return 0;
+		return model_from_config(arg, out, err);
+	}
+	if (looks_like_size(arg))
+		return model_from_size(arg, out, err);
+	return model_lookup(arg, out, err);
 }

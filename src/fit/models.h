@@ -14,18 +14,19 @@ struct err;
 
 struct model_cfg {
 	char name[96];
-	char family[32];        /* "llama", "qwen2", "mistral", "mixtral", "deepseek_v3", "gemma2", "phi3", "generic" */
+	char family[32]; /* "llama", "qwen2", "mistral", "mixtral", "deepseek_v3", "gemma2", "phi3",
+	                    "generic" */
 	double layers, hidden, heads, kv_heads, head_dim, intermediate, vocab;
-	double max_ctx;         /* max_position_embeddings (or the model card's context) */
+	double max_ctx; /* max_position_embeddings (or the model card's context) */
 	bool tied_embeddings;
-	bool qkv_bias;          /* Qwen2 */
+	bool qkv_bias; /* Qwen2 */
 	/* mixture of experts; experts 0 = dense */
 	double experts, experts_per_token, moe_intermediate, shared_experts, first_dense_layers;
 	/* multi-head latent attention (DeepSeek); kv_lora_rank 0 = none */
 	double q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
 	/* sliding-window attention: window tokens (0 none) and on which layers */
 	double sliding_window;
-	double sliding_every;   /* every Nth layer is global (Gemma 2: 2), 0 = all windowed */
+	double sliding_every;    /* every Nth layer is global (Gemma 2: 2), 0 = all windowed */
 	double params_published; /* total, from the model card; NAN unknown */
 	double active_published; /* MoE: active per token; NAN unknown */
 	const char *source;      /* catalog rows: where the values come from */
@@ -34,13 +35,15 @@ struct model_cfg {
 /* Every catalog row (name and family filled), in catalog order. */
 size_t model_catalog(const struct model_cfg **out);
 
-/* The catalog model name names (case-insensitive, '-'/'_'/'.'/' ' ignored); -1 none (err names close ones). */
+/* The catalog model name names (case-insensitive, '-'/'_'/'.'/' ' ignored); -1 none (err names
+ * close ones). */
 int model_lookup(const char *name, struct model_cfg *out, struct err *err);
 
 /* A Hugging Face config.json at path; -1 with err naming the file and the missing field. */
 int model_from_config(const char *path, struct model_cfg *out, struct err *err);
 
-/* "7b", "70B", "1.5b", "405b", "8x7b": a generic dense (or MoE) shape of that size; -1 when not a size. */
+/* "7b", "70B", "1.5b", "405b", "8x7b": a generic dense (or MoE) shape of that size; -1 when not a
+ * size. */
 int model_from_size(const char *s, struct model_cfg *out, struct err *err);
 
 /* MODEL as the command line gives it: a catalog name, a path to a config.json, or a size. */
@@ -50,7 +53,20 @@ int model_resolve(const char *arg, struct model_cfg *out, struct err *err);
 double model_params(const struct model_cfg *m);
 double model_active_params(const struct model_cfg *m);
 
-/* KV-cache bytes per token of context for the whole model, at bytes_per_value (2 for fp16). */
+/*
+ * KV-cache bytes per token of context for the whole model, at bytes_per_value
+ * (2 for fp16): 2 (K and V) x layers x kv_heads x head_dim x bytes, or for
+ * multi-head latent attention (DeepSeek) layers x (kv_lora_rank +
+ * qk_rope_head_dim) x bytes, the compressed latent an MLA-aware engine caches.
+ * Sliding-window layers count in full: the figure holds for contexts within
+ * the window; past it, use model_kv_bytes().
+ */
 double model_kv_bytes_per_token(const struct model_cfg *m, double bytes_per_value);
+
+/*
+ * KV-cache bytes for one sequence of ctx tokens: global layers hold ctx
+ * tokens, sliding-window layers at most sliding_window of them.
+ */
+double model_kv_bytes(const struct model_cfg *m, double ctx, double bytes_per_value);
 
 #endif

@@ -5,6 +5,7 @@
 #include "json.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +14,7 @@
 #include "../core/gpu.h"
 #include "../core/strbuf.h"
 #include "../core/xalloc.h"
+#include "../fit/specs.h"
 
 void
 json_str(struct strbuf *sb, const char *s)
@@ -290,6 +292,41 @@ write_levels(struct jw *w, const char *key, const struct clock_levels *lv)
 }
 
 /* The members of a device's object, without its braces. */
+/* What the spec sheet says of d (fit/specs.h: the table `gpuscope specs` prints), or null. */
+static void
+write_spec(struct jw *w, const struct gpu_device *d)
+{
+	const struct gpu_spec *g = gpu_spec_match(d);
+	static const struct {
+		const char *key;
+		size_t off;
+	} rates[] = {
+		{ "fp64_tflops", offsetof(struct gpu_spec, fp64) },
+		{ "fp32_tflops", offsetof(struct gpu_spec, fp32) },
+		{ "tf32_tflops", offsetof(struct gpu_spec, tf32) },
+		{ "fp16_tflops", offsetof(struct gpu_spec, fp16) },
+		{ "bf16_tflops", offsetof(struct gpu_spec, bf16) },
+		{ "fp8_tflops", offsetof(struct gpu_spec, fp8) },
+		{ "int8_tops", offsetof(struct gpu_spec, int8) },
+	};
+
+	if (!g) {
+		jw_string(w, "spec", NULL);
+		return;
+	}
+	jw_open(w, "spec", '{');
+	jw_string(w, "name", g->name);
+	jw_number(w, "memory_bandwidth_gb_per_s", !isnan(g->mem_bw_gbs), g->mem_bw_gbs, 0);
+	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		double v = *(const double *)(const void *)((const char *)g + rates[i].off);
+
+		jw_number(w, rates[i].key, !isnan(v), v, 1);
+	}
+	jw_number(w, "tdp_watts", !isnan(g->tdp_w), g->tdp_w, 0);
+	jw_string(w, "source", g->source);
+	jw_close(w, '}');
+}
+
 static void
 write_device_members(struct jw *w, const struct gpu_device *d)
 {
@@ -323,6 +360,7 @@ write_device_members(struct jw *w, const struct gpu_device *d)
 	write_engines(w, d->engine, d->nr_engine);
 	write_levels(w, "clock_graphics_levels_mhz", &d->levels_gfx);
 	write_levels(w, "clock_memory_levels_mhz", &d->levels_mem);
+	write_spec(w, d);
 	for (int f = 0; f < GF__COUNT; f++) {
 		const struct field_info *fi = field_info((enum gpu_field)f);
 

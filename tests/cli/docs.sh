@@ -17,7 +17,7 @@ fi
 
 # 1. options of --help (and each command's) documented in the man page
 missing=""
-for opt in $( ("$bin" --help; for c in query watch record replay top doctor; do "$bin" $c --help; done) | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+for opt in $( ("$bin" --help; for c in query watch record replay top doctor fit specs; do "$bin" $c --help; done) | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
 	grep -q -- "$(echo "$opt" | sed 's/-/\\\\-/g')" man/gpuscope.1 || missing="$missing $opt"
 done
 if [ -z "$missing" ]; then ok "every option of --help is in man/gpuscope.1"; else not_ok "options missing from man/gpuscope.1:$missing"; fi
@@ -30,7 +30,13 @@ env_fake() {
 }
 # the mixed machine adds what AMD, Intel and their DRM clients print
 keys=$( (FAKE_NVML_SCENARIO=tests/scenarios/h100x2.scn env_fake "$bin" --json; "$bin" --demo --json
-	FAKE_NVML_SCENARIO=tests/scenarios/mixed-8.scn env_fake "$bin" --root tests/fixtures/mixed --json) |
+	FAKE_NVML_SCENARIO=tests/scenarios/mixed-8.scn env_fake "$bin" --root tests/fixtures/mixed --json
+	# fit and specs (nothing printed while the catalog or the table is empty)
+	"$bin" fit 8b --gpu "h100 sxm" --tokens 1e9 --json 2>/dev/null
+	"$bin" fit 8b --task full --gpus 8 --zero 3 --gpu "h100 sxm" --json 2>/dev/null
+	"$bin" fit 70b --task qlora --rent --json 2>/dev/null
+	"$bin" --demo fit 7b --json 2>/dev/null
+	"$bin" specs --json 2>/dev/null) |
 	grep -oE '^ *"[a-z_0-9]+":' | tr -d ' ":' | sort -u)
 missing=""
 for k in $keys; do
