@@ -18,6 +18,7 @@
 #include "core/err.h"
 #include "core/fileio.h"
 #include "core/strbuf.h"
+#include "core/strdist.h"
 #include "core/xalloc.h"
 
 extern const char models_tsv[], models_tsv_end[];
@@ -214,33 +215,6 @@ has_json_ext(const char *s)
 	return n > 5 && !strcasecmp(s + n - 5, ".json");
 }
 
-static size_t
-edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), row[128];
-
-	if (la > 127 || lb > 127)
-		return (size_t)-1;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			diag = up;
-			row[j] = best;
-		}
-	}
-	return row[lb];
-}
-
 /* The catalog row whose normalised name is key; with prefix, the one row key begins. */
 static const struct model_cfg *
 find_norm(const char *key, bool prefix, size_t *nr_match)
@@ -298,7 +272,7 @@ model_lookup(const char *name, struct model_cfg *out, struct err *err)
 		size_t d;
 
 		norm_name(nm, sizeof(nm), t[i].name);
-		d = !strncmp(nm, key, strlen(key)) ? 0 : edit_distance(key, nm);
+		d = !strncmp(nm, key, strlen(key)) ? 0 : str_distance(key, nm);
 		if (d > strlen(key) / 2 + 2)
 			continue;
 		for (size_t j = 0; j < 3; j++) {

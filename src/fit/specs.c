@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "core/gpu.h"
+#include "core/strdist.h"
 #include "core/xalloc.h"
 
 extern const char gpu_specs_tsv[], gpu_specs_tsv_end[];
@@ -494,39 +495,6 @@ gpu_spec_match(const struct gpu_device *d)
 
 /* ---- finding a typed name ---- */
 
-#define DIST_MAX 64
-
-/* Edit distance, adjacent transpositions counting as one edit (optimal string alignment). */
-static size_t
-distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	size_t row[3][DIST_MAX + 1];
-
-	if (la > DIST_MAX || lb > DIST_MAX)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		row[0][j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t *cur = row[i % 3], *prev = row[(i - 1) % 3], *prev2 = row[(i + 1) % 3];
-
-		cur[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t best = prev[j - 1] + (a[i - 1] != b[j - 1]);
-
-			if (prev[j] + 1 < best)
-				best = prev[j] + 1;
-			if (cur[j - 1] + 1 < best)
-				best = cur[j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    prev2[j - 2] + 1 < best)
-				best = prev2[j - 2] + 1;
-			cur[j] = best;
-		}
-	}
-	return row[la % 3][lb];
-}
-
 /*
  * How close typed (compacted) is to cand: the edit distance when small for
  * typed's length, or when one holds the other ("rtx4080super" and
@@ -540,7 +508,7 @@ closeness(const char *typed, const char *cand)
 
 	if (!lc)
 		return SIZE_MAX;
-	d = distance(typed, cand);
+	d = str_distance(typed, cand);
 	if (d <= limit)
 		return d;
 	if ((lt >= 3 && lc >= 3) && (strstr(typed, cand) || strstr(cand, typed)))

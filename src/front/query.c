@@ -20,6 +20,7 @@
 #include "../core/gpu.h"
 #include "../core/strbuf.h"
 #include "../core/xalloc.h"
+#include "../core/strdist.h"
 
 /* How a field's value is found and spelled. */
 enum qfmt {
@@ -506,45 +507,6 @@ is_unsupported(enum query_kind kind, const char *name)
 	return false;
 }
 
-#define SUGGEST_MAX_LEN 128
-
-/*
- * Edit distance with adjacent transpositions counted as one edit (optimal
- * string alignment), ignoring case. Strings longer than SUGGEST_MAX_LEN
- * are far from everything.
- */
-static size_t
-distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	size_t row[3][SUGGEST_MAX_LEN + 1];
-
-	if (la > SUGGEST_MAX_LEN || lb > SUGGEST_MAX_LEN)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		row[0][j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t *cur = row[i % 3], *prev = row[(i - 1) % 3], *prev2 = row[(i + 1) % 3];
-
-		cur[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			int ca = tolower((unsigned char)a[i - 1]),
-			    cb = tolower((unsigned char)b[j - 1]);
-			size_t best = prev[j - 1] + (ca != cb);
-
-			if (prev[j] + 1 < best)
-				best = prev[j] + 1;
-			if (cur[j - 1] + 1 < best)
-				best = cur[j - 1] + 1;
-			if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
-			    tolower((unsigned char)a[i - 2]) == cb && prev2[j - 2] + 1 < best)
-				best = prev2[j - 2] + 1;
-			cur[j] = best;
-		}
-	}
-	return row[la % 3][lb];
-}
-
 /*
  * How close a mistyped name is to candidate cand: its edit distance when
  * that is small for the name's length, or when one is a prefix of the
@@ -555,7 +517,7 @@ static size_t
 closeness(const char *typed, const char *cand)
 {
 	size_t lt = strlen(typed), lc = strlen(cand);
-	size_t d = distance(typed, cand);
+	size_t d = str_distance(typed, cand);
 	size_t limit = lt <= 4 ? 1 : lt <= 8 ? 2 : 3;
 
 	if (d <= limit)

@@ -79,16 +79,17 @@ done)}
 # The library, from the sources it needs (core and front ends, doctor, and
 # the backend files that the targets reach: parsers of kernel files, doctor's
 # PCI listing), rebuilt when any of them, or this script, is newer than the
-# archive. Doctor's tables (data/cuda/drivers.tsv, data/nvidia/xid.tsv) are
-# assembled in by src/doctor/cuda_data.S and xid_data.S, as the Makefile does.
+# archive. The tables built into the binary (data/cuda/drivers.tsv,
+# data/nvidia/xid.tsv, data/specs/gpus.tsv, data/models/models.tsv) are
+# assembled in by their *_data.S, as the Makefile does.
 lib=$out/libgpuscope-fuzz.a
 backend="src/backend/fdinfo.c src/backend/fdinfo.h src/backend/amdgpu_metrics.c src/backend/amdgpu_metrics.h
 src/backend/pci.c src/backend/pci.h src/backend/nvml_probe.h src/backend/nvml_version.c"
-lib_src=$(ls src/core/*.c src/front/*.c src/doctor/*.c src/backend/fdinfo.c src/backend/amdgpu_metrics.c \
+lib_src=$(ls src/core/*.c src/front/*.c src/doctor/*.c src/fit/*.c src/backend/fdinfo.c src/backend/amdgpu_metrics.c \
 	src/backend/pci.c src/backend/nvml_version.c)
 build_ok=1
 # shellcheck disable=SC2086
-if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor data/cuda/drivers.tsv data/nvidia/xid.tsv $backend tests/fuzz/run.sh -newer "$lib" 2>/dev/null)" ]; then
+if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor src/fit data/cuda/drivers.tsv data/nvidia/xid.tsv data/specs/gpus.tsv data/models/models.tsv $backend tests/fuzz/run.sh -newer "$lib" 2>/dev/null)" ]; then
 	rm -f "$lib"
 	objs=""
 	i=0
@@ -97,11 +98,13 @@ if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor data/cuda/drive
 		o=${o%.c}.o
 		objs="$objs $o"
 		rm -f "$o"
-		# The edit distance behind query's typo suggestions runs a comparison per
+		# The edit distance behind query's typo suggestions (src/core/strdist.c) runs a comparison per
 		# cell; traced, they cut the query target to a sixth of its speed, and its
 		# name matching goes through strcasecmp(), which libFuzzer hooks anyway.
 		extra=""
-		[ "$s" != src/front/query.c ] || extra=-fno-sanitize-coverage=trace-cmp
+		case $s in
+		src/front/query.c | src/core/strdist.c) extra=-fno-sanitize-coverage=trace-cmp ;;
+		esac
 		# shellcheck disable=SC2086
 		("$CLANG" $CFLAGS $extra "$VFLAG" -c -o "$o" "$s" >"$o.log" 2>&1 || rm -f "$o") &
 		i=$((i + 1))
@@ -116,6 +119,14 @@ if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor data/cuda/drive
 	objs="$objs $o"
 	rm -f "$o"
 	"$CLANG" -c -o "$o" -DXID_TSV_PATH='"data/nvidia/xid.tsv"' src/doctor/xid_data.S >"$o.log" 2>&1 || rm -f "$o"
+	o=$out/obj/src_fit_specs_data.o
+	objs="$objs $o"
+	rm -f "$o"
+	"$CLANG" -c -o "$o" -DSPECS_TSV_PATH='"data/specs/gpus.tsv"' src/fit/specs_data.S >"$o.log" 2>&1 || rm -f "$o"
+	o=$out/obj/src_fit_models_data.o
+	objs="$objs $o"
+	rm -f "$o"
+	"$CLANG" -c -o "$o" -DMODELS_TSV_PATH='"data/models/models.tsv"' src/fit/models_data.S >"$o.log" 2>&1 || rm -f "$o"
 	for o in $objs; do
 		cat "$o.log" >>"$log"
 		[ -f "$o" ] || build_ok=0
