@@ -16,6 +16,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS=${1:-${BENCH_ROUNDS:-10}}
 O=build
 OUT=$O/bench
@@ -33,10 +34,7 @@ if [ ! -x $O/gpuscope ] || [ ! -f $FAKE ]; then
 	make --no-print-directory all >/dev/null
 fi
 mkdir -p "$OUT"
-if [ ! -x $OUT/wait4run ] || [ bench/wait4run.c -nt $OUT/wait4run ]; then
-	${CC:-cc} -O2 -static -o $OUT/wait4run bench/wait4run.c 2>/dev/null ||
-		${CC:-cc} -O2 -o $OUT/wait4run bench/wait4run.c
-fi
+build_wait4run "$OUT"
 
 if [ ! -s "$REC" ] || [ "$($O/gpuscope replay "$REC" info | awk '$1 == "samples" { print $2 }')" != 3600 ]; then
 	echo "== recording 3600 samples of 8 GPUs (3 minutes)"
@@ -50,7 +48,6 @@ for ((i = 0; i < ROUNDS; i++)); do
 	cat "$OUT/r.1" >>"$OUT/doctor-rec.runs"
 done
 rm -f "$OUT/r.1"
-median() { sort -g -k"$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 wr=$(median "$OUT/doctor-rec.runs" 1)
 echo
 echo "machine: $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"

@@ -20,6 +20,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS=${1:-${BENCH_ROUNDS:-30}}
 O=build
 OUT=$O/bench
@@ -37,10 +38,7 @@ if [ ! -x $O/gpuscope ] || [ ! -f $FAKE ]; then
 	make --no-print-directory all >/dev/null
 fi
 mkdir -p "$OUT"
-if [ ! -x $OUT/wait4run ] || [ bench/wait4run.c -nt $OUT/wait4run ]; then
-	${CC:-cc} -O2 -static -o $OUT/wait4run bench/wait4run.c 2>/dev/null ||
-		${CC:-cc} -O2 -o $OUT/wait4run bench/wait4run.c
-fi
+build_wait4run "$OUT"
 
 root=$(pwd)/$MACHINE
 fixture=(env -i GPUSCOPE_NVML="$(pwd)/$FAKE" FAKE_NVML_SCENARIO="$(pwd)/data/demo/h100x8.scn"
@@ -68,15 +66,10 @@ for ((i = 0; i < ROUNDS; i++)); do
 done
 rm -f "$OUT"/doctor-*.runs.1
 
-median() { # column of a runs file
-	sort -g -k"$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END {
-		print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 report() {
 	local f=$1 what=$2 wall cpu rss
 	wall=$(median "$f" 1)
-	cpu=$(awk '{ print $2 + $3 }' "$f" | sort -g | awk '{ v[NR] = $1 } END {
-		print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+	cpu=$(median_cpu "$f")
 	rss=$(median "$f" 4)
 	awk -v w="$wall" -v c="$cpu" -v r="$rss" -v what="$what" 'BEGIN {
 		printf "%-34s wall %7.2f ms   cpu %7.2f ms   peak RSS %6.1f MiB\n", what, w * 1000, c * 1000, r / 1024 }'

@@ -24,6 +24,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS=${1:-${BENCH_ROUNDS:-30}}
 GPUS=${BENCH_GPUS:-8}
 PROCS=${BENCH_PROCS:-200}
@@ -71,10 +72,7 @@ fi
 
 # --- the harness ----------------------------------------------------------------
 # static, so that the peak RSS it passes on to what it runs is a few hundred KiB
-if [ ! -x $OUT/wait4run ] || [ bench/wait4run.c -nt $OUT/wait4run ]; then
-	${CC:-cc} -O2 -static -o $OUT/wait4run bench/wait4run.c 2>/dev/null ||
-		${CC:-cc} -O2 -o $OUT/wait4run bench/wait4run.c
-fi
+build_wait4run "$OUT"
 
 # --- the processes --------------------------------------------------------------
 PIDS=()
