@@ -1,0 +1,449 @@
+/*
+ * The Prometheus text format (0.0.4) of a snapshot; docs/metrics.md lists
+ * every metric. Families are written one after the other, each with its
+ * # HELP and # TYPE lines first and then the samples of every GPU, so a
+ * family is never split. A family with no sample at all is left out.
+ */
+#include "prom.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/fields.h"
+#include "../core/gpu.h"
+#include "../core/strbuf.h"
+#include "../core/xalloc.h"
+
+/* How each device field is exported: its name after "gpuscope_gpu_" and the factor to base units.
+ */
+struct prom_field {
+	const char *name;
+	double scale;
+};
+
+static const struct prom_field prom_fields[GF__COUNT] = {
+	[GF_MEM_TOTAL] = { "memory_total_bytes", 1 },
+	[GF_MEM_RESERVED] = { "memory_reserved_bytes", 1 },
+	[GF_MEM_USED] = { "memory_used_bytes", 1 },
+	[GF_MEM_FREE] = { "memory_free_bytes", 1 },
+	[GF_BAR1_TOTAL] = { "bar1_total_bytes", 1 },
+	[GF_BAR1_USED] = { "bar1_used_bytes", 1 },
+	[GF_MEM_VISIBLE_TOTAL] = { "memory_visible_total_bytes", 1 },
+	[GF_MEM_VISIBLE_USED] = { "memory_visible_used_bytes", 1 },
+	[GF_GTT_TOTAL] = { "gtt_total_bytes", 1 },
+	[GF_GTT_USED] = { "gtt_used_bytes", 1 },
+	[GF_UTIL_GPU] = { "utilization_gpu_ratio", 0.01 },
+	[GF_UTIL_MEM] = { "utilization_memory_ratio", 0.01 },
+	[GF_UTIL_ENC] = { "utilization_encoder_ratio", 0.01 },
+	[GF_UTIL_DEC] = { "utilization_decoder_ratio", 0.01 },
+	[GF_UTIL_JPEG] = { "utilization_jpeg_ratio", 0.01 },
+	[GF_UTIL_OFA] = { "utilization_ofa_ratio", 0.01 },
+	[GF_TEMP_GPU] = { "temperature_gpu_celsius", 1 },
+	[GF_TEMP_MEM] = { "temperature_memory_celsius", 1 },
+	[GF_TEMP_HOTSPOT] = { "temperature_hotspot_celsius", 1 },
+	[GF_TEMP_MARGIN] = { "temperature_margin_celsius", 1 },
+	[GF_TEMP_SLOWDOWN] = { "temperature_slowdown_celsius", 1 },
+	[GF_TEMP_SHUTDOWN] = { "temperature_shutdown_celsius", 1 },
+	[GF_TEMP_GPU_MAX] = { "temperature_gpu_max_celsius", 1 },
+	[GF_TEMP_MEM_MAX] = { "temperature_memory_max_celsius", 1 },
+	[GF_FAN] = { "fan_speed_ratio", 0.01 },
+	[GF_FAN_RPM] = { "fan_speed_rpm", 1 },
+	[GF_POWER_DRAW] = { "power_draw_watts", 1 },
+	[GF_POWER_INSTANT] = { "power_draw_instant_watts", 1 },
+	[GF_POWER_AVERAGE] = { "power_draw_average_watts", 1 },
+	[GF_POWER_LIMIT] = { "power_limit_watts", 1 },
+	[GF_POWER_LIMIT_SET] = { "power_management_limit_watts", 1 },
+	[GF_POWER_LIMIT_DEFAULT] = { "power_default_limit_watts", 1 },
+	[GF_POWER_LIMIT_MIN] = { "power_min_limit_watts", 1 },
+	[GF_POWER_LIMIT_MAX] = { "power_max_limit_watts", 1 },
+	[GF_ENERGY] = { "energy_joules_total", 1 },
+	[GF_CLOCK_GRAPHICS] = { "clock_graphics_hertz", 1e6 },
+	[GF_CLOCK_GRAPHICS_REQ] = { "clock_graphics_requested_hertz", 1e6 },
+	[GF_CLOCK_SM] = { "clock_sm_hertz", 1e6 },
+	[GF_CLOCK_MEM] = { "clock_memory_hertz", 1e6 },
+	[GF_CLOCK_VIDEO] = { "clock_video_hertz", 1e6 },
+	[GF_CLOCK_MAX_GRAPHICS] = { "clock_graphics_max_hertz", 1e6 },
+	[GF_CLOCK_MAX_SM] = { "clock_sm_max_hertz", 1e6 },
+	[GF_CLOCK_MAX_MEM] = { "clock_memory_max_hertz", 1e6 },
+	[GF_CLOCK_MAX_VIDEO] = { "clock_video_max_hertz", 1e6 },
+	[GF_PSTATE] = { "performance_state", 1 },
+	/* GF_CLOCK_REASONS*: gpuscope_gpu_clock_event_reason{reason=...}, below */
+	[GF_PCIE_GEN] = { "pcie_link_gen", 1 },
+	[GF_PCIE_GEN_MAX] = { "pcie_link_gen_max", 1 },
+	[GF_PCIE_GEN_DEV_MAX] = { "pcie_link_gen_device_max", 1 },
+	[GF_PCIE_WIDTH] = { "pcie_link_width", 1 },
+	[GF_PCIE_WIDTH_MAX] = { "pcie_link_width_max", 1 },
+	[GF_PCIE_REPLAY] = { "pcie_replay_total", 1 },
+	[GF_PERSISTENCE] = { "persistence_mode", 1 },
+	/* GF_COMPUTE_MODE: gpuscope_gpu_compute_mode{mode=...}, below */
+	[GF_MIG_MODE] = { "mig_mode", 1 },
+	[GF_MIG_MODE_PENDING] = { "mig_mode_pending", 1 },
+	[GF_DISPLAY_MODE] = { "display_mode", 1 },
+	[GF_DISPLAY_ACTIVE] = { "display_active", 1 },
+	[GF_ECC_MODE] = { "ecc_mode", 1 },
+	[GF_ECC_MODE_PENDING] = { "ecc_mode_pending", 1 },
+	[GF_ECC_CORR_VOLATILE] = { "ecc_errors_corrected_volatile_total", 1 },
+	[GF_ECC_UNCORR_VOLATILE] = { "ecc_errors_uncorrected_volatile_total", 1 },
+	[GF_ECC_CORR_AGGREGATE] = { "ecc_errors_corrected_aggregate_total", 1 },
+	[GF_ECC_UNCORR_AGGREGATE] = { "ecc_errors_uncorrected_aggregate_total", 1 },
+	[GF_RETIRED_SBE] = { "retired_pages_single_bit_total", 1 },
+	[GF_RETIRED_DBE] = { "retired_pages_double_bit_total", 1 },
+	[GF_RETIRED_PENDING] = { "retired_pages_pending", 1 },
+	[GF_REMAP_CORR] = { "remapped_rows_correctable_total", 1 },
+	[GF_REMAP_UNCORR] = { "remapped_rows_uncorrectable_total", 1 },
+	[GF_REMAP_PENDING] = { "remapped_rows_pending", 1 },
+	[GF_REMAP_FAILURE] = { "remapped_rows_failure", 1 },
+	[GF_ENC_SESSIONS] = { "encoder_sessions", 1 },
+	[GF_ENC_FPS] = { "encoder_average_fps", 1 },
+	[GF_ENC_LATENCY] = { "encoder_average_latency_seconds", 1e-6 },
+	[GF_RAS_CORR] = { "ras_errors_corrected_total", 1 },
+	[GF_RAS_UNCORR] = { "ras_errors_uncorrected_total", 1 },
+	[GF_VOLTAGE_GFX] = { "voltage_graphics_volts", 1e-3 },
+};
+
+/* One metric family being written: its header goes out before its first sample. */
+struct fam {
+	struct strbuf *sb;
+	const char *prefix; /* "gpuscope_gpu_", or "" */
+	const char *name;
+	const char *type; /* "gauge", "counter" */
+	const char *help;
+	const char *help2; /* appended to help, or NULL */
+	bool started;
+	bool label_open; /* a sample's "{" is written */
+};
+
+static void
+help_text(struct strbuf *sb, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			strbuf_addstr(sb, "\\\\");
+		else if (*s == '\n')
+			strbuf_addstr(sb, "\\n");
+		else
+			strbuf_addch(sb, *s);
+	}
+}
+
+void
+prom_label_value(struct strbuf *sb, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\')
+			strbuf_addstr(sb, "\\\\");
+		else if (*v == '"')
+			strbuf_addstr(sb, "\\\"");
+		else if (*v == '\n')
+			strbuf_addstr(sb, "\\n");
+		else
+			strbuf_addch(sb, *v);
+	}
+}
+
+/* Start a sample of f: the family's header if this is its first, then the name. */
+static void
+sample_begin(struct fam *f)
+{
+	if (!f->started) {
+		strbuf_addf(f->sb, "# HELP %s%s ", f->prefix, f->name);
+		help_text(f->sb, f->help);
+		if (f->help2)
+			help_text(f->sb, f->help2);
+		strbuf_addf(f->sb, "\n# TYPE %s%s %s\n", f->prefix, f->name, f->type);
+		f->started = true;
+	}
+	strbuf_addf(f->sb, "%s%s", f->prefix, f->name);
+	f->label_open = false;
+}
+
+/* Add a label to the sample begun; an unknown (NULL or empty) value is left out. */
+static void
+label(struct fam *f, const char *name, const char *value)
+{
+	if (!value || !*value)
+		return;
+	strbuf_addch(f->sb, f->label_open ? ',' : '{');
+	f->label_open = true;
+	strbuf_addf(f->sb, "%s=\"", name);
+	prom_label_value(f->sb, value);
+	strbuf_addch(f->sb, '"');
+}
+
+static void
+sample_end(struct fam *f, double v)
+{
+	char buf[64];
+
+	if (f->label_open)
+		strbuf_addch(f->sb, '}');
+	if (isnan(v))
+		str_copy(buf, sizeof(buf), "NaN");
+	else if (isinf(v))
+		str_copy(buf, sizeof(buf), v > 0 ? "+Inf" : "-Inf");
+	else
+		snprintf(buf, sizeof(buf), "%.15g", v == 0 ? 0 : v); /* no "-0" */
+	strbuf_addf(f->sb, " %s\n", buf);
+}
+
+static void
+gpu_labels(struct fam *f, const struct gpu_device *d)
+{
+	char idx[16];
+
+	snprintf(idx, sizeof(idx), "%u", d->index);
+	label(f, "gpu", idx);
+	label(f, "uuid", d->uuid);
+	label(f, "pci_bus_id", d->pci_bus_id);
+	label(f, "name", d->name);
+	label(f, "vendor", d->vendor == VENDOR_UNKNOWN ? NULL : vendor_key(d->vendor));
+	label(f, "driver", d->driver);
+}
+
+static struct fam
+fam_init(struct strbuf *sb, const char *prefix, const char *name, const char *type,
+         const char *help)
+{
+	struct fam f = { sb, prefix, name, type, help, NULL, false, false };
+
+	return f;
+}
+
+/* Only a GPU that answered has readings. */
+static bool
+readable(const struct gpu_device *d)
+{
+	return d->state == DEV_OK;
+}
+
+static void
+write_identity(struct strbuf *sb, const struct gpu_snapshot *s)
+{
+	struct fam f;
+
+	f = fam_init(sb, "gpuscope_gpu_", "info", "gauge",
+	             "identity of a GPU; always 1, the labels carry the information");
+	for (size_t i = 0; i < s->nr_dev; i++) {
+		const struct gpu_device *d = &s->dev[i];
+
+		sample_begin(&f);
+		gpu_labels(&f, d);
+		label(&f, "serial", d->serial);
+		label(&f, "vbios", d->vbios);
+		label(&f, "inforom", d->inforom);
+		label(&f, "brand", d->brand);
+		label(&f, "architecture", d->architecture);
+		label(&f, "compute_capability", d->compute_cap);
+		if (d->vendor == VENDOR_NVIDIA)
+			label(&f, "driver_version", s->nvidia.driver_version);
+		sample_end(&f, 1);
+	}
+
+	f = fam_init(sb, "gpuscope_gpu_", "up", "gauge",
+	             "1 when the GPU answered and its readings are current, else 0");
+	for (size_t i = 0; i < s->nr_dev; i++) {
+		sample_begin(&f);
+		gpu_labels(&f, &s->dev[i]);
+		sample_end(&f, readable(&s->dev[i]) ? 1 : 0);
+	}
+
+	f = fam_init(sb, "gpuscope_gpu_", "state", "gauge",
+	             "1 for a GPU that is not ok, with the reason in the state label");
+	for (size_t i = 0; i < s->nr_dev; i++) {
+		if (s->dev[i].state == DEV_OK)
+			continue;
+		sample_begin(&f);
+		gpu_labels(&f, &s->dev[i]);
+		label(&f, "state", dev_state_key(s->dev[i].state));
+		sample_end(&f, 1);
+	}
+}
+
+static void
+write_field(struct strbuf *sb, const struct gpu_snapshot *s, enum gpu_field g)
+{
+	const struct field_info *fi = field_info(g);
+	const struct prom_field *pf = &prom_fields[g];
+	struct fam f;
+
+	if (!pf->name)
+		return;
+	f = fam_init(sb, "gpuscope_gpu_", pf->name, fi->kind == FK_COUNTER ? "counter" : "gauge",
+	             fi->help);
+	if (fi->kind == FK_BOOL)
+		f.help2 = " (1 yes, 0 no)";
+	for (size_t i = 0; i < s->nr_dev; i++) {
+		const struct gpu_device *d = &s->dev[i];
+
+		if (!readable(d) || !dev_has(d, g) || !isfinite(d->v[g]))
+			continue;
+		sample_begin(&f);
+		gpu_labels(&f, d);
+		sample_end(&f, fi->kind == FK_BOOL ? (d->v[g] != 0) : d->v[g] * pf->scale);
+	}
+}
+
+static void
+write_clock_reasons(struct strbuf *sb, const struct gpu_snapshot *s)
+{
+	unsigned nr;
+	const struct flag_name *fl = clock_reason_names(&nr);
+	struct fam f = fam_init(
+	        sb, "gpuscope_gpu_", "clock_event_reason", "gauge",
+	        "1 when this reason holds the clocks below their maximum now, else 0; only the "
+	        "reasons the GPU can report");
+
+	for (size_t i = 0; i < s->nr_dev; i++) {
+		const struct gpu_device *d = &s->dev[i];
+		uint64_t now, supported;
+
+		if (!readable(d) || !dev_has(d, GF_CLOCK_REASONS))
+			continue;
+		now = (uint64_t)d->v[GF_CLOCK_REASONS];
+		/* without the supported mask, the reasons the GPU says are on are all we know */
+		supported = dev_has(d, GF_CLOCK_REASONS_SUPPORTED)
+		                    ? (uint64_t)d->v[GF_CLOCK_REASONS_SUPPORTED]
+		                    : now;
+		for (unsigned r = 0; r < nr; r++) {
+			if (!(supported & fl[r].bit))
+				continue;
+			sample_begin(&f);
+			gpu_labels(&f, d);
+			label(&f, "reason", fl[r].key);
+			sample_end(&f, (now & fl[r].bit) ? 1 : 0);
+		}
+	}
+}
+
+static void
+write_compute_mode(struct strbuf *sb, const struct gpu_snapshot *s)
+{
+	struct fam f = fam_init(sb, "gpuscope_gpu_", "compute_mode", "gauge",
+	                        "who may create CUDA contexts; 1 for the current mode");
+
+	for (size_t i = 0; i < s->nr_dev; i++) {
+		const struct gpu_device *d = &s->dev[i];
+		const char *key;
+
+		if (!readable(d) || !dev_has(d, GF_COMPUTE_MODE))
+			continue;
+		key = compute_mode_key(d->v[GF_COMPUTE_MODE]);
+		if (!key)
+			continue;
+		sample_begin(&f);
+		gpu_labels(&f, d);
+		label(&f, "mode", key);
+		sample_end(&f, 1);
+	}
+}
+
+/* Order of processes: most GPU memory first; those without a known amount last; then by pid. */
+static int
+proc_cmp(const void *a, const void *b)
+{
+	const struct gpu_proc *p = *(const struct gpu_proc *const *)a;
+	const struct gpu_proc *q = *(const struct gpu_proc *const *)b;
+	bool hp = proc_has(p, PF_GPU_MEM), hq = proc_has(q, PF_GPU_MEM);
+
+	if (hp != hq)
+		return hp ? -1 : 1;
+	if (hp && p->v[PF_GPU_MEM] != q->v[PF_GPU_MEM])
+		return p->v[PF_GPU_MEM] > q->v[PF_GPU_MEM] ? -1 : 1;
+	if (p->pid != q->pid)
+		return p->pid < q->pid ? -1 : 1;
+	return p->dev < q->dev ? -1 : p->dev > q->dev;
+}
+
+static void
+proc_labels(struct fam *f, const struct gpu_snapshot *s, const struct gpu_proc *p)
+{
+	char buf[16];
+
+	if (p->dev < s->nr_dev) {
+		snprintf(buf, sizeof(buf), "%u", s->dev[p->dev].index);
+		label(f, "gpu", buf);
+		label(f, "uuid", s->dev[p->dev].uuid);
+	}
+	snprintf(buf, sizeof(buf), "%u", (unsigned)p->pid);
+	label(f, "pid", buf);
+	label(f, "user", p->user);
+	label(f, "command", p->name);
+	label(f, "container", p->container);
+}
+
+static void
+write_procs(struct strbuf *sb, const struct gpu_snapshot *s, unsigned max)
+{
+	const struct gpu_proc **top;
+	size_t nr = 0;
+	struct fam f;
+
+	if (!max || !s->nr_proc)
+		return;
+	top = xcalloc(s->nr_proc, sizeof(*top));
+	for (size_t i = 0; i < s->nr_proc; i++)
+		top[i] = &s->proc[i];
+	qsort(top, s->nr_proc, sizeof(*top), proc_cmp);
+	/* keep the first of each (GPU, pid): one series per process and GPU */
+	for (size_t i = 0; i < s->nr_proc && nr < max; i++) {
+		bool dup = false;
+
+		for (size_t j = 0; j < nr && !dup; j++)
+			dup = top[j]->dev == top[i]->dev && top[j]->pid == top[i]->pid;
+		if (!dup)
+			top[nr++] = top[i];
+	}
+
+	f = fam_init(sb, "", "gpuscope_process_gpu_memory_bytes", "gauge",
+	             "GPU memory used by a process (the top processes by GPU memory only)");
+	for (size_t i = 0; i < nr; i++) {
+		if (!proc_has(top[i], PF_GPU_MEM) || !isfinite(top[i]->v[PF_GPU_MEM]))
+			continue;
+		sample_begin(&f);
+		proc_labels(&f, s, top[i]);
+		sample_end(&f, top[i]->v[PF_GPU_MEM]);
+	}
+	f = fam_init(sb, "", "gpuscope_process_sm_utilization_ratio", "gauge",
+	             "share of the last second in which a kernel of the process ran "
+	             "(the top processes by GPU memory only)");
+	for (size_t i = 0; i < nr; i++) {
+		if (!proc_has(top[i], PF_SM_UTIL) || !isfinite(top[i]->v[PF_SM_UTIL]))
+			continue;
+		sample_begin(&f);
+		proc_labels(&f, s, top[i]);
+		sample_end(&f, top[i]->v[PF_SM_UTIL] / 100);
+	}
+	free(top);
+}
+
+void
+prom_write(struct strbuf *sb, const struct gpu_snapshot *s, const struct prom_opts *o)
+{
+	struct fam f;
+
+	write_identity(sb, s);
+	for (int g = 0; g < GF__COUNT; g++) {
+		if (g == GF_CLOCK_REASONS)
+			write_clock_reasons(sb, s);
+		else if (g == GF_COMPUTE_MODE)
+			write_compute_mode(sb, s);
+		else
+			write_field(sb, s, (enum gpu_field)g);
+	}
+	write_procs(sb, s, o ? o->max_procs : 0);
+
+	if (o && isfinite(o->collect_seconds)) {
+		f = fam_init(sb, "", "gpuscope_collect_duration_seconds", "gauge",
+		             "how long the exporter's last collection took");
+		sample_begin(&f);
+		sample_end(&f, o->collect_seconds);
+	}
+	f = fam_init(sb, "", "gpuscope_collect_errors_total", "counter",
+	             "collections that failed since the exporter started");
+	sample_begin(&f);
+	sample_end(&f, o ? (double)o->collect_errors : 0);
+}

@@ -1,0 +1,31 @@
+/*
+ * Prometheus text exposition format (version 0.0.4) of one snapshot of the
+ * sample model: the metrics of `gpuscope serve`, which docs/metrics.md lists.
+ *
+ * Every metric family has one # HELP and one # TYPE line followed by all of
+ * its samples; values are in base units (bytes, watts, celsius, hertz,
+ * seconds, ratios 0-1); a value that could not be read is left out, never
+ * written as a sentinel.
+ */
+#ifndef GPUSCOPE_PROM_H
+#define GPUSCOPE_PROM_H
+
+struct strbuf;
+struct gpu_snapshot;
+
+/* The content type of what prom_write() writes. */
+#define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+struct prom_opts {
+	unsigned max_procs;           /* top N processes by GPU memory, across all GPUs; 0: none */
+	double collect_seconds;       /* the exporter's own last collection time; NAN: unknown */
+	unsigned long collect_errors; /* collections that failed since the exporter started */
+};
+
+/* Append the exposition of s to sb. */
+void prom_write(struct strbuf *sb, const struct gpu_snapshot *s, const struct prom_opts *o);
+
+/* Append v as a label value: backslash, double quote and newline escaped (no quotes added). */
+void prom_label_value(struct strbuf *sb, const char *v);
+
+#endif
