@@ -34,9 +34,15 @@ LIBS := -ldl -lpthread -lm
 # ncursesw for the full-screen interface (src/tui/, gpuscope top) only
 NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw 2>/dev/null)
 NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
+# libmicrohttpd for gpuscope serve's HTTP side (src/serve/http.c) only; Debian: libmicrohttpd-dev
+MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
+MHD_LIBS := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
+# crypt_r (libxcrypt: bcrypt) for the basic auth of serve's web configuration
+LIBS += -lcrypt
 
-LIB_SRC := $(sort $(wildcard src/core/*.c src/backend/*.c src/front/*.c src/doctor/*.c src/fit/*.c))
-CMD_SRC := $(sort $(wildcard src/main.c src/cmd_*.c src/demo.c src/tui/*.c))
+LIB_SRC := $(sort $(wildcard src/core/*.c src/backend/*.c src/front/*.c src/doctor/*.c src/fit/*.c) \
+	src/serve/webconfig.c)
+CMD_SRC := $(sort $(wildcard src/main.c src/cmd_*.c src/demo.c src/tui/*.c) src/serve/http.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o) $(O)/src/doctor/cuda_data.o $(O)/src/doctor/xid_data.o \
 	$(O)/src/fit/specs_data.o $(O)/src/fit/models_data.o
 CMD_OBJ := $(CMD_SRC:%.c=$(O)/%.o)
@@ -101,8 +107,16 @@ $(O)/src/demo_blob.o: src/demo_blob.S $(FAKE_LIB) $(DEMO_SCENARIO) $(DEMO_PROC)
 	$(CC) -c -o $@ -DFAKE_LIB_PATH='"$(FAKE_LIB)"' -DDEMO_SCENARIO_PATH='"$(DEMO_SCENARIO)"' \
 		-DDEMO_PROC_PATH='"$(DEMO_PROC)"' $<
 
-$(BIN): $(CMD_OBJ) $(O)/src/demo_blob.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(O)/src/demo_blob.o $(LIB) $(LIBS) $(NCURSES_LIBS)
+$(O)/src/serve/http.o: CPPFLAGS += $(MHD_CFLAGS)
+
+# serve's web page, built into the binary
+$(O)/src/serve/web_data.o: src/serve/web_data.S data/web/index.html
+	@mkdir -p $(@D)
+	$(CC) -c -o $@ -DWEB_HTML_PATH='"data/web/index.html"' $<
+
+$(BIN): $(CMD_OBJ) $(O)/src/demo_blob.o $(O)/src/serve/web_data.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(O)/src/demo_blob.o $(O)/src/serve/web_data.o $(LIB) \
+		$(LIBS) $(NCURSES_LIBS) $(MHD_LIBS)
 
 $(O)/fake/%.o: %.c
 	@mkdir -p $(@D)

@@ -30,6 +30,7 @@ int cmd_replay(int argc, char **argv, struct gs_config *cfg);
 int cmd_doctor(int argc, char **argv, struct gs_config *cfg);
 int cmd_fit(int argc, char **argv, struct gs_config *cfg);
 int cmd_specs(int argc, char **argv, struct gs_config *cfg);
+int cmd_serve(int argc, char **argv, struct gs_config *cfg);
 
 enum snap_flags {
 	SNAP_PROCS = 1 << 0, /* with processes */
@@ -46,6 +47,8 @@ enum snap_flags {
  */
 struct collector;
 int cmd_open_collector(struct gs_config *cfg, const char *ids, struct collector **out);
+/* The same, but finding no GPU is not an error: the collector is kept, with its reasons. */
+int cmd_open_collector_any(struct gs_config *cfg, const char *ids, struct collector **out);
 
 /*
  * A feed of snapshots every interval seconds (backend/feed.h): from the

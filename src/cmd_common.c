@@ -116,8 +116,8 @@ watchdog_stop(struct watchdog *w, bool started)
 	pthread_mutex_destroy(&w->mu);
 }
 
-int
-cmd_open_collector(struct gs_config *cfg, const char *ids, struct collector **out)
+static int
+open_collector(struct gs_config *cfg, const char *ids, bool allow_none, struct collector **out)
 {
 	struct err err = ERR_INIT;
 	struct collector *c = NULL;
@@ -137,12 +137,13 @@ cmd_open_collector(struct gs_config *cfg, const char *ids, struct collector **ou
 	watchdog_stop(&w, watching);
 	if (!collector_count(c)) {
 		const char *const *why = collector_reasons(c);
+		const char *also = allow_none ? "; going on without" : "";
 
 		if (!why[0])
-			cmd_error("no GPU found");
+			cmd_error("no GPU found%s", also);
 		for (size_t i = 0; why[i]; i++)
-			cmd_error("no GPU found: %s", why[i]);
-		rc = EXIT_NOGPU;
+			cmd_error("no GPU found: %s%s", why[i], also);
+		rc = allow_none ? EXIT_OK : EXIT_NOGPU;
 	} else if (collector_select(c, ids, &err) < 0) {
 		cmd_error("%s", err.msg);
 		rc = EXIT_USAGE;
@@ -152,6 +153,18 @@ cmd_open_collector(struct gs_config *cfg, const char *ids, struct collector **ou
 	else
 		*out = c;
 	return rc;
+}
+
+int
+cmd_open_collector(struct gs_config *cfg, const char *ids, struct collector **out)
+{
+	return open_collector(cfg, ids, false, out);
+}
+
+int
+cmd_open_collector_any(struct gs_config *cfg, const char *ids, struct collector **out)
+{
+	return open_collector(cfg, ids, true, out);
 }
 
 int

@@ -29,6 +29,7 @@ static const char help_text[] =
         "                [--batch N] [--gpus N] [--gpu NAME,...|--rent] [--zero 1|2|3|--fsdp]\n"
         "                [--checkpointing] [--optimizer O] [--lora-rank R] [--tokens T] [--json]\n"
         "       gpuscope specs [NAME] [--json]\n"
+        "       gpuscope serve [--listen ADDR] [--web-config FILE] [-d SEC] [--processes N]\n"
         "       gpuscope --demo [command and options]\n"
         "       gpuscope --version | --help\n"
         "\n"
@@ -119,6 +120,22 @@ static const char help_text[] =
         "specs: the spec table (memory, bandwidth, FP64/FP32/BF16/FP8/INT8 peaks, FP64:FP32\n"
         "ratio, TDP), all of it or the rows NAME matches; --json, --sources.\n"
         "\n"
+        "serve: a Prometheus exporter and a live web page (docs/serve.md): /metrics (text\n"
+        "format, or OpenMetrics when asked; docs/metrics.md), /api/v1/status (status --json),\n"
+        "/api/v1/findings (doctor's report), /healthz, and / (charts and processes). GPUs are\n"
+        "read on their own timer: a scrape never waits for a GPU.\n"
+        "      --listen=ADDR   HOST:PORT, [IPv6]:PORT or :PORT for all (default 127.0.0.1:9947)\n"
+        "      --web-config=FILE  TLS and basic auth, in the web config format of Prometheus's\n"
+        "                      exporters (tls_server_config, basic_auth_users with bcrypt hashes)\n"
+        "  -d, --interval=SEC  seconds between collections (default 1)\n"
+        "      --processes=N   per-process series for the top N processes by GPU memory\n"
+        "                      (default 50; 0: none)\n"
+        "      --doctor-interval=SEC  run doctor's GPU checks this often, for gpuscope_finding\n"
+        "                      (default 30; 0: never)\n"
+        "      --max-connections=N  connections served at once (default 64); idle ones close\n"
+        "                      after 10 s\n"
+        "      --user=NAME     started as root: become NAME once the port and the GPUs are open\n"
+        "\n"
         "  --demo              run on a simulated 8-GPU H100 server (a fake NVIDIA driver\n"
         "                      built into gpuscope); everything shown says it is simulated\n"
         "\n"
@@ -131,6 +148,7 @@ static const char help_text[] =
         "  gpuscope watch --format csv --fields timestamp,index,power.draw,temperature.gpu\n"
         "  gpuscope record -o /var/log/gpu.rec --max-size 256M &\n"
         "  gpuscope replay /var/log/gpu.rec status --at 03:12\n"
+        "  gpuscope serve --listen :9947 --web-config /etc/gpuscope/web.yml\n"
         "  gpuscope replay /var/log/gpu.rec --from -10m --speed 10   (top, the last 10 minutes)\n"
         "  gpuscope doctor                            what is wrong with this set-up\n"
         "  gpuscope doctor --json | jq '.findings[] | select(.severity != \"ok\")'\n"
@@ -239,13 +257,15 @@ main(int argc, char **argv)
 		rc = cmd_fit(n - 1, args + 1, &cfg);
 	else if (n > 1 && !strcmp(args[1], "specs"))
 		rc = cmd_specs(n - 1, args + 1, &cfg);
+	else if (n > 1 && !strcmp(args[1], "serve"))
+		rc = cmd_serve(n - 1, args + 1, &cfg);
 	else if (n > 1 && !strcmp(args[1], "query"))
 		rc = cmd_query(n - 1, args + 1, &cfg);
 	else if (n > 1 && !strncmp(args[1], "--query-", 8))
 		rc = cmd_query(n, args, &cfg); /* nvidia-smi's spelling: no subcommand */
 	else if (n > 1 && args[1][0] != '-') {
 		cmd_error(
-		        "'%s' is not a gpuscope command (commands: status, query, top, watch, record, replay, doctor, fit, specs); see 'gpuscope --help'",
+		        "'%s' is not a gpuscope command (commands: status, query, top, watch, record, replay, doctor, fit, specs, serve); see 'gpuscope --help'",
 		        args[1]);
 		rc = EXIT_USAGE;
 	} else

@@ -45,6 +45,13 @@ struct field_set {
 /* Most engine classes any driver reports (amdgpu has 8, xe 6). */
 #define GPU_MAX_ENGINES 12
 
+/* NVIDIA Xid errors of one code, counted since the collector opened (NVML events) */
+#define GPU_MAX_XID 16
+struct xid_count {
+	uint32_t xid;
+	uint64_t count;
+};
+
 /* Use of one engine class ("gfx", "render", "vcs", ...), percent of its capacity. */
 struct engine_use {
 	char name[24];
@@ -97,6 +104,15 @@ struct gpu_device {
 	struct engine_use engine[GPU_MAX_ENGINES];
 	unsigned nr_engine;
 	struct clock_levels levels_gfx, levels_mem; /* AMD pp_dpm_sclk, pp_dpm_mclk */
+
+	/*
+	 * Xid errors seen since the collector opened, by code, in the order
+	 * first seen (codes past GPU_MAX_XID are added to the last entry);
+	 * only meaningful when xid_watched (the backend listens for them).
+	 */
+	struct xid_count xid[GPU_MAX_XID];
+	unsigned nr_xid;
+	bool xid_watched;
 
 	/* private to the backend that made the device */
 	unsigned backend; /* index in the collector's backend list */

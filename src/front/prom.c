@@ -71,7 +71,7 @@ static const struct prom_field prom_fields[GF__COUNT] = {
 	[GF_CLOCK_MAX_MEM] = { "clock_memory_max_hertz", 1e6 },
 	[GF_CLOCK_MAX_VIDEO] = { "clock_video_max_hertz", 1e6 },
 	[GF_PSTATE] = { "performance_state", 1 },
-	/* GF_CLOCK_REASONS*: gpuscope_gpu_clock_event_reason{reason=...}, below */
+	/* GF_CLOCK_REASONS*: gpuscope_gpu_throttle_reason{reason=...}, below */
 	[GF_PCIE_GEN] = { "pcie_link_gen", 1 },
 	[GF_PCIE_GEN_MAX] = { "pcie_link_gen_max", 1 },
 	[GF_PCIE_GEN_DEV_MAX] = { "pcie_link_gen_device_max", 1 },
@@ -113,16 +113,19 @@ struct fam {
 	const char *type; /* "gauge", "counter" */
 	const char *help;
 	const char *help2; /* appended to help, or NULL */
+	bool om;           /* OpenMetrics */
 	bool started;
 	bool label_open; /* a sample's "{" is written */
 };
 
 static void
-help_text(struct strbuf *sb, const char *s)
+help_text(struct strbuf *sb, const char *s, bool om)
 {
 	for (; *s; s++) {
 		if (*s == '\\')
 			strbuf_addstr(sb, "\\\\");
+		else if (*s == '"' && om)
+			strbuf_addstr(sb, "\\\"");
 		else if (*s == '\n')
 			strbuf_addstr(sb, "\\n");
 		else
@@ -150,11 +153,17 @@ static void
 sample_begin(struct fam *f)
 {
 	if (!f->started) {
-		strbuf_addf(f->sb, "# HELP %s%s ", f->prefix, f->name);
-		help_text(f->sb, f->help);
+		size_t len = strlen(f->name);
+
+		/* OpenMetrics names a counter's family without the "_total" of its samples */
+		if (f->om && !strcmp(f->type, "counter") && len > 6 &&
+		    !strcmp(f->name + len - 6, "_total"))
+			len -= 6;
+		strbuf_addf(f->sb, "# HELP %s%.*s ", f->prefix, (int)len, f->name);
+		help_text(f->sb, f->help, f->om);
 		if (f->help2)
-			help_text(f->sb, f->help2);
-		strbuf_addf(f->sb, "\n# TYPE %s%s %s\n", f->prefix, f->name, f->type);
+			help_text(f->sb, f->help2, f->om);
+		strbuf_addf(f->sb, "\n# TYPE %s%.*s %s\n", f->prefix, (int)len, f->name, f->type);
 		f->started = true;
 	}
 	strbuf_addf(f->sb, "%s%s", f->prefix, f->name);
@@ -204,11 +213,14 @@ gpu_labels(struct fam *f, const struct gpu_device *d)
 	label(f, "driver", d->driver);
 }
 
+/* Whether the exposition being written is OpenMetrics (set by prom_write, read by fam_init). */
+static _Thread_local bool writing_om;
+
 static struct fam
 fam_init(struct strbuf *sb, const char *prefix, const char *name, const char *type,
          const char *help)
 {
-	struct fam f = { sb, prefix, name, type, help, NULL, false, false };
+	struct fam f = { sb, prefix, name, type, help, NULL, writing_om, false, false };
 
 	return f;
 }
@@ -293,7 +305,7 @@ write_clock_reasons(struct strbuf *sb, const struct gpu_snapshot *s)
 	unsigned nr;
 	const struct flag_name *fl = clock_reason_names(&nr);
 	struct fam f = fam_init(
-	        sb, "gpuscope_gpu_", "clock_event_reason", "gauge",
+	        sb, "gpuscope_gpu_", "throttle_reason", "gauge",
 	        "1 when this reason holds the clocks below their maximum now, else 0; only the "
 	        "reasons the GPU can report");
 
@@ -420,11 +432,64 @@ write_procs(struct strbuf *sb, const struct gpu_snapshot *s, unsigned max)
 	free(top);
 }
 
+/* Xid errors by code, on the GPUs whose backend listens for them (NVML events). */
+static void
+write_xid(struct strbuf *sb, const struct gpu_snapshot *s)
+{
+	struct fam f = fam_init(sb, "gpuscope_gpu_", "xid_errors_total", "counter",
+	                        "NVIDIA Xid errors reported by the driver since the exporter "
+	                        "started, by Xid code");
+	char code[16];
+
+	for (size_t i = 0; i < s->nr_dev; i++) {
+		const struct gpu_device *d = &s->dev[i];
+
+		if (!d->xid_watched)
+			continue;
+		for (unsigned k = 0; k < d->nr_xid && k < GPU_MAX_XID; k++) {
+			sample_begin(&f);
+			gpu_labels(&f, d);
+			snprintf(code, sizeof(code), "%u", (unsigned)d->xid[k].xid);
+			label(&f, "xid", code);
+			sample_end(&f, (double)d->xid[k].count);
+		}
+	}
+}
+
+static void
+write_findings(struct strbuf *sb, const struct prom_opts *o)
+{
+	struct fam f = fam_init(sb, "", "gpuscope_finding", "gauge",
+	                        "doctor's current findings: how many have this id and severity "
+	                        "('gpuscope doctor --explain ID' explains one)");
+
+	for (size_t i = 0; i < o->nr_findings; i++) {
+		sample_begin(&f);
+		label(&f, "id", o->findings[i].id);
+		label(&f, "severity", o->findings[i].severity);
+		sample_end(&f, o->findings[i].count);
+	}
+	if (!f.started) { /* none: the family is still there, so that alerts see "no finding" */
+		strbuf_addstr(sb, "# HELP gpuscope_finding ");
+		help_text(sb, f.help, f.om);
+		strbuf_addstr(sb, "\n# TYPE gpuscope_finding gauge\n");
+	}
+}
+
 void
 prom_write(struct strbuf *sb, const struct gpu_snapshot *s, const struct prom_opts *o)
 {
 	struct fam f;
 
+	writing_om = o && o->openmetrics;
+	f = fam_init(sb, "", "gpuscope_build_info", "gauge",
+	             "the gpuscope that exports these metrics; always 1");
+	sample_begin(&f);
+	label(&f, "version", GPUSCOPE_VERSION);
+	sample_end(&f, 1);
+	f = fam_init(sb, "", "gpuscope_gpus", "gauge", "GPUs found, whatever their state");
+	sample_begin(&f);
+	sample_end(&f, (double)s->nr_dev);
 	write_identity(sb, s);
 	for (int g = 0; g < GF__COUNT; g++) {
 		if (g == GF_CLOCK_REASONS)
@@ -434,7 +499,10 @@ prom_write(struct strbuf *sb, const struct gpu_snapshot *s, const struct prom_op
 		else
 			write_field(sb, s, (enum gpu_field)g);
 	}
+	write_xid(sb, s);
 	write_procs(sb, s, o ? o->max_procs : 0);
+	if (o && o->findings_known)
+		write_findings(sb, o);
 
 	if (o && isfinite(o->collect_seconds)) {
 		f = fam_init(sb, "", "gpuscope_collect_duration_seconds", "gauge",
@@ -446,4 +514,7 @@ prom_write(struct strbuf *sb, const struct gpu_snapshot *s, const struct prom_op
 	             "collections that failed since the exporter started");
 	sample_begin(&f);
 	sample_end(&f, o ? (double)o->collect_errors : 0);
+	if (writing_om)
+		strbuf_addstr(sb, "# EOF\n");
+	writing_om = false;
 }

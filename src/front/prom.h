@@ -10,16 +10,34 @@
 #ifndef GPUSCOPE_PROM_H
 #define GPUSCOPE_PROM_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 struct strbuf;
 struct gpu_snapshot;
 
-/* The content type of what prom_write() writes. */
-#define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+/* The content types of what prom_write() writes, without and with opts.openmetrics. */
+#define PROM_CONTENT_TYPE             "text/plain; version=0.0.4; charset=utf-8"
+#define PROM_OPENMETRICS_CONTENT_TYPE "application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+/* doctor's findings of one id and severity: gpuscope_finding{id,severity} count */
+struct prom_finding {
+	const char *id;
+	const char *severity; /* "info", "warning", "error" */
+	unsigned count;
+};
 
 struct prom_opts {
 	unsigned max_procs;           /* top N processes by GPU memory, across all GPUs; 0: none */
 	double collect_seconds;       /* the exporter's own last collection time; NAN: unknown */
 	unsigned long collect_errors; /* collections that failed since the exporter started */
+	/* OpenMetrics 1.0 instead of the text format 0.0.4: counter families named without
+	 * "_total", '"' escaped in HELP, "# EOF" at the end */
+	bool openmetrics;
+	/* doctor's current findings (only when findings_known: doctor has run) */
+	const struct prom_finding *findings;
+	size_t nr_findings;
+	bool findings_known;
 };
 
 /* Append the exposition of s to sb. */

@@ -56,7 +56,7 @@ static const char *
 render(const struct gpu_snapshot *s, unsigned max_procs)
 {
 	static struct strbuf sb = STRBUF_INIT;
-	struct prom_opts o = { max_procs, 0.25, 3 };
+	struct prom_opts o = { max_procs, 0.25, 3, false, NULL, 0, false };
 
 	strbuf_reset(&sb);
 	prom_write(&sb, s, &o);
