@@ -5,6 +5,9 @@
 set -eu
 mode=${1:-run}
 need=""
+# what only some tests need, and some distributions lack as a package (Ubuntu's chromium is a snap):
+# installed when possible, those tests skipped when not
+optional=""
 have() { command -v "$1" >/dev/null 2>&1; }
 
 have cc || have gcc || need="$need gcc"
@@ -17,16 +20,31 @@ if have pkg-config; then
 elif [ ! -e /usr/include/ncursesw/curses.h ] && [ ! -e /usr/include/curses.h ]; then
 	need="$need libncurses-dev"
 fi
+# libmicrohttpd for gpuscope serve, libcrypt (libxcrypt) for its bcrypt basic auth
+if have pkg-config; then
+	pkg-config --exists libmicrohttpd || need="$need libmicrohttpd-dev"
+elif [ ! -e /usr/include/microhttpd.h ]; then
+	need="$need libmicrohttpd-dev"
+fi
+[ -e /usr/include/crypt.h ] || need="$need libcrypt-dev"
 if [ "$mode" = check ]; then
 	have python3 || need="$need python3"
 	python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need="$need python3-venv"
 	# the tests of gpuscope top drive it in tmux
 	have tmux || need="$need tmux"
+	# the tests of gpuscope serve: a real Prometheus server (and promtool), headless Chromium, curl
+	have curl || need="$need curl"
+	have prometheus && have promtool || optional="$optional prometheus"
+	have chromium || optional="$optional chromium"
 fi
-[ -z "$need" ] && exit 0
+[ -z "$need$optional" ] && exit 0
 
-echo "gpuscope: installing build dependencies:$need"
+echo "gpuscope: installing build dependencies:$need$optional"
 if ! have apt-get; then
+	if [ -z "$need" ]; then
+		echo "gpuscope: without$optional, some tests are skipped (this script knows only apt-get)" >&2
+		exit 0
+	fi
 	echo "gpuscope: please install:$need (this script knows only apt-get)" >&2
 	exit 1
 fi
@@ -41,4 +59,12 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 # shellcheck disable=SC2086
-$sudo apt-get install -y -qq $need
+[ -z "$need" ] || $sudo apt-get install -y -qq $need
+for p in $optional; do
+	if ! $sudo apt-get install -y -qq --no-install-recommends "$p"; then
+		echo "gpuscope: could not install $p: the tests that need it are skipped" >&2
+	elif [ "$p" = prometheus ] && [ -d /run/systemd/system ]; then
+		# the tests start their own Prometheus; the package's service is not wanted here
+		$sudo systemctl disable --now prometheus >/dev/null 2>&1 || :
+	fi
+done

@@ -77,8 +77,10 @@ static void
 serve_usage(FILE *f)
 {
 	fputs("usage: gpuscope serve [--listen ADDR] [--web-config FILE] [-d SEC] [--processes N]\n"
-	      "                      [--doctor-interval SEC] [--max-connections N] [--user NAME]\n"
+	      "                      [--doctor-interval SEC] [--max-connections N]\n"
+	      "                      [--connection-timeout SEC] [--user NAME]\n"
 	      "                      [-i ID[,ID...]] [--timeout SEC]\n"
+	      "       gpuscope serve --hash-password < FILE\n"
 	      "run 'gpuscope --help' for details\n",
 	      f);
 }
@@ -283,6 +285,35 @@ drop_privileges(const char *name)
 	return 0;
 }
 
+/* --hash-password: a bcrypt hash of the password on standard input, for basic_auth_users. */
+static int
+hash_password(void)
+{
+	char pw[256], hash[128];
+	size_t n;
+
+	if (isatty(STDIN_FILENO))
+		fprintf(stderr, "password: ");
+	if (!fgets(pw, sizeof(pw), stdin)) {
+		cmd_error("--hash-password reads the password from standard input; none came");
+		return EXIT_USAGE;
+	}
+	n = strcspn(pw, "\r\n");
+	pw[n] = '\0';
+	if (!n) {
+		cmd_error("--hash-password: the password is empty");
+		return EXIT_USAGE;
+	}
+	if (web_password_hash(pw, hash, sizeof(hash)) < 0) {
+		cmd_error(
+		        "--hash-password: this C library cannot make bcrypt hashes (libxcrypt can)");
+		return EXIT_RUNTIME;
+	}
+	memset(pw, 0, sizeof(pw));
+	printf("%s\n", hash);
+	return EXIT_OK;
+}
+
 static int
 parse_count(const char *opt, const char *arg, unsigned min, unsigned max, unsigned *out)
 {
@@ -309,7 +340,9 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 		OPT_DOCTOR,
 		OPT_MAXCONN,
 		OPT_USER,
-		OPT_TIMEOUT
+		OPT_TIMEOUT,
+		OPT_CONNTIMEOUT,
+		OPT_HASH,
 	};
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -318,6 +351,8 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 		{ "processes", required_argument, NULL, OPT_PROCS },
 		{ "doctor-interval", required_argument, NULL, OPT_DOCTOR },
 		{ "max-connections", required_argument, NULL, OPT_MAXCONN },
+		{ "connection-timeout", required_argument, NULL, OPT_CONNTIMEOUT },
+		{ "hash-password", no_argument, NULL, OPT_HASH },
 		{ "user", required_argument, NULL, OPT_USER },
 		{ "id", required_argument, NULL, 'i' },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -372,9 +407,15 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 			                &ho.max_connections) < 0)
 				return EXIT_USAGE;
 			break;
+		case OPT_CONNTIMEOUT:
+			if (parse_count("--connection-timeout", optarg, 1, 3600, &ho.timeout) < 0)
+				return EXIT_USAGE;
+			break;
 		case OPT_USER:
 			user = optarg;
 			break;
+		case OPT_HASH:
+			return hash_password();
 		case 'i':
 			ids = optarg;
 			break;
@@ -397,6 +438,14 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 	if (cfg->replay) {
 		cmd_error("serve shows the live machine; a recording is replayed with 'gpuscope "
 		          "replay FILE top|watch|status'");
+		return EXIT_USAGE;
+	}
+	if (http_check_listen(ho.listen, &err) < 0) {
+		cmd_error("%s", err.msg);
+		return EXIT_USAGE;
+	}
+	if (user && !getpwnam(user)) {
+		cmd_error("--user %s: no such user", user);
 		return EXIT_USAGE;
 	}
 	if (web_path) {

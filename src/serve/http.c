@@ -308,6 +308,18 @@ parse_listen(const char *s, struct http_server *h, bool *any, unsigned *flags, u
 }
 
 int
+http_check_listen(const char *listen, struct err *err)
+{
+	struct http_server h;
+	bool any = false;
+	unsigned flags = 0;
+	uint16_t port;
+
+	memset(&h, 0, sizeof(h));
+	return parse_listen(listen, &h, &any, &flags, &port, err) < 0 ? E_USAGE : 0;
+}
+
+int
 http_start(const struct http_opts *o, struct serve_state *st, struct http_server **out, char *url,
            size_t url_size, struct err *err)
 {

@@ -67,6 +67,9 @@ struct http_server;
 int http_start(const struct http_opts *o, struct serve_state *st, struct http_server **out,
                char *url, size_t url_size, struct err *err);
 
+/* Whether listen is an address http_start() takes; returns 0, or E_USAGE with err saying why. */
+int http_check_listen(const char *listen, struct err *err);
+
 /* Stop listening and serving; requests under way are closed. */
 void http_stop(struct http_server *h);
 

@@ -441,6 +441,27 @@ web_basic_auth_decode(const char *header, char *user, size_t user_size, char *pa
 	return 0;
 }
 
+int
+web_password_hash(const char *password, char *out, size_t size)
+{
+	char setting[CRYPT_GENSALT_OUTPUT_SIZE];
+	struct crypt_data *cd;
+	const char *h;
+	int rc = -1;
+
+	/* "$2b$" is what libxcrypt makes; "$2y$" is the same algorithm, as htpasswd spells it */
+	if (!crypt_gensalt_rn("$2b$", 10, NULL, 0, setting, sizeof(setting)))
+		return -1;
+	cd = xcalloc(1, sizeof(*cd));
+	h = crypt_r(password, setting, cd);
+	if (h && bcrypt_hash(h) && strlen(h) < size) {
+		snprintf(out, size, "$2y$%s", h + 4);
+		rc = 0;
+	}
+	free(cd);
+	return rc;
+}
+
 void
 web_config_release(struct web_config *wc)
 {

@@ -70,6 +70,13 @@ web_config_auth(const struct web_config *wc)
 int web_basic_auth_decode(const char *header, char *user, size_t user_size, char *password,
                           size_t password_size);
 
+/*
+ * A bcrypt hash ("$2y$10$...") of password, for basic_auth_users (what
+ * `gpuscope serve --hash-password` prints). Returns 0, or -1 when the C
+ * library cannot make one.
+ */
+int web_password_hash(const char *password, char *out, size_t size);
+
 void web_config_release(struct web_config *wc);
 
 #endif
