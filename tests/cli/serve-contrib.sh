@@ -1,0 +1,280 @@
+#!/bin/sh
+# The files of contrib/ that go with gpuscope serve (contrib/README.md):
+# - the Prometheus alerting rules pass 'promtool check rules' and their unit
+#   tests 'promtool test rules'; every alert fires in those tests and has a
+#   severity and summary, description and runbook annotations;
+# - the Grafana dashboard is JSON with unique panel ids, the datasource,
+#   instance and gpu variables, a unit on every chart and stat, and PromQL
+#   that promtool parses;
+# - every gpuscope_* name in the rules and the dashboard is listed in
+#   docs/metrics.md;
+# - the systemd unit runs 'gpuscope serve' with its hardening settings (and
+#   passes 'systemd-analyze verify' where systemd is installed);
+# - the web configuration example has TLS and a bcrypt hash of its
+#   documented password, and serve on the fake NVML library takes it.
+# Checks that need promtool, python3, systemd-analyze, openssl or curl are
+# skipped without them. Prints TAP.
+set -u
+O=${O:-build}
+cd "$(dirname "$0")/../.." || exit 2
+rules=contrib/prometheus/gpuscope-alerts.yml
+rtests=contrib/prometheus/gpuscope-alerts.test.yml
+dash=contrib/grafana/gpuscope-dashboard.json
+unit=contrib/systemd/gpuscope-serve.service
+webconf=contrib/web-config.example.yml
+tmp=$(mktemp -d)
+spid=""
+# shellcheck disable=SC2317 # called by the traps
+cleanup() {
+	[ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+n=0 fail=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+not_ok() {
+	n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; shift
+	for f in "$@"; do [ -f "$f" ] && sed 's/^/# /' "$f" | head -n 40; done
+}
+have() { command -v "$1" >/dev/null 2>&1; }
+
+for f in "$rules" "$rtests" "$dash" "$unit" "$webconf" contrib/README.md; do
+	if [ -f "$f" ]; then ok "$f is there"; else not_ok "$f is missing"; fi
+done
+
+# 1. alerting rules
+if have promtool; then
+	if promtool check rules "$rules" >"$tmp/out" 2>&1; then ok "promtool check rules"; else not_ok "promtool check rules" "$tmp/out"; fi
+	if promtool test rules "$rtests" >"$tmp/out" 2>&1; then ok "promtool test rules"; else not_ok "promtool test rules" "$tmp/out"; fi
+else
+	skip "promtool check rules: no promtool (Debian: apt-get install prometheus)"
+	skip "promtool test rules: no promtool"
+fi
+
+# every alert: a severity, the three annotations, and a test in which it fires
+awk '
+	function done_() {
+		if (name == "") return
+		for (k = 1; k <= 4; k++) if (!(want[k] in seen)) print name ": no " want[k]
+		delete seen
+	}
+	BEGIN { want[1] = "severity"; want[2] = "summary"; want[3] = "description"; want[4] = "runbook" }
+	/^ *- alert: / { done_(); name = $3; next }
+	/^ *- (record|name): / { done_(); name = ""; next }
+	{ for (k = 1; k <= 4; k++) if ($0 ~ "^ +" want[k] ":") seen[want[k]] = 1 }
+	END { done_() }
+' "$rules" >"$tmp/out"
+if [ ! -s "$tmp/out" ]; then ok "every alert has a severity, a summary, a description and a runbook"; else not_ok "alerts without labels or annotations" "$tmp/out"; fi
+awk '/^ *alertname: / { a = $2; next } /^ *exp_alerts: *\[\] *$/ { a = ""; next }
+	/^ *exp_alerts: *$/ { if (a != "") print a; a = "" }' "$rtests" | sort -u >"$tmp/fired"
+sed -n 's/^ *- alert: *//p' "$rules" | sort -u >"$tmp/alerts"
+comm -23 "$tmp/alerts" "$tmp/fired" >"$tmp/out"
+if [ -s "$tmp/alerts" ] && [ ! -s "$tmp/out" ]; then
+	ok "every alert ($(wc -l <"$tmp/alerts" | tr -d ' ')) fires in the unit tests"
+else
+	not_ok "alerts that no test sees firing" "$tmp/out"
+fi
+if grep -q 'up{job=~"\.\*gpuscope\.\*"}' "$rules"; then ok "the exporter-down rule matches the job by one regex"; else not_ok "no up{job=~\".*gpuscope.*\"} in $rules"; fi
+
+# 2. the dashboard, and the metric names everywhere
+if have python3; then
+	if python3 - "$dash" "$rules" docs/metrics.md "$tmp/promql.yml" >"$tmp/out" 2>&1 <<'EOF'; then
+import json, re, sys
+dash_path, rules_path, metrics_path, promql_out = sys.argv[1:5]
+bad = []
+d = json.load(open(dash_path))
+print("# JSON ok")
+
+def panels(ps):
+    for p in ps:
+        yield p
+        yield from panels(p.get("panels", []))
+ps = list(panels(d.get("panels", [])))
+ids = [p.get("id") for p in ps]
+dup = sorted({i for i in ids if ids.count(i) > 1 or i is None}, key=str)
+if dup: bad.append("panel ids not unique: %s" % dup)
+if not 35 <= d.get("schemaVersion", 0) <= 41: bad.append("schemaVersion %s" % d.get("schemaVersion"))
+
+var = {v["name"]: v for v in d.get("templating", {}).get("list", [])}
+ds = var.get("datasource", {})
+if ds.get("type") != "datasource" or ds.get("query") != "prometheus":
+    bad.append("no datasource variable of type prometheus")
+for name in ("instance", "gpu"):
+    v = var.get(name, {})
+    q = v.get("query")
+    q = q.get("query", "") if isinstance(q, dict) else (q or "")
+    if v.get("type") != "query" or not v.get("multi") or not v.get("includeAll") or "label_values(" not in q:
+        bad.append("variable %s: not a multi, include-all label_values query" % name)
+
+exprs = []
+for p in ps:
+    if p.get("type") == "row":
+        continue
+    if p.get("datasource", {}).get("uid") != "${datasource}":
+        bad.append("panel %s (%s): datasource is not ${datasource}" % (p.get("id"), p.get("title")))
+    if p.get("type") in ("timeseries", "stat", "gauge", "bargauge") and not p.get("fieldConfig", {}).get("defaults", {}).get("unit"):
+        bad.append("panel %s (%s): no unit" % (p.get("id"), p.get("title")))
+    if not p.get("targets"):
+        bad.append("panel %s (%s): no query" % (p.get("id"), p.get("title")))
+    for t in p.get("targets", []):
+        e = t.get("expr", "")
+        if not e:
+            bad.append("panel %s: a target without expr" % p.get("id"))
+        exprs.append(e)
+        for sel in re.findall(r"gpuscope_gpu_[a-z0-9_]+\{([^}]*)\}", e):
+            if "$instance" not in sel or "$gpu" not in sel:
+                bad.append("panel %s (%s): a selector without $instance and $gpu: %s" % (p.get("id"), p.get("title"), e))
+for v in var.values():
+    q = v.get("query")
+    exprs.append(q.get("query", "") if isinstance(q, dict) else str(q or ""))
+
+# the PromQL, for promtool to parse as recording rules
+with open(promql_out, "w") as f:
+    f.write("groups:\n  - name: dashboard\n    rules:\n")
+    k = 0
+    for e in exprs:
+        if not e.startswith("gpuscope") and "(" not in e and "{" not in e:
+            continue
+        m = re.match(r"label_values\((.*),\s*\w+\)$", e)
+        if m:
+            e = m.group(1)
+        e = e.replace("$instance", ".*").replace("$gpu", ".*").replace("$__rate_interval", "1m").replace("$__range", "1h")
+        k += 1
+        f.write("      - record: dashboard:expr_%d\n        expr: %s\n" % (k, json.dumps(e)))
+
+# every gpuscope_ name, in the dashboard and in the rules (PromQL only, not comments)
+doc = open(metrics_path).read()
+documented = set(re.findall(r"`(gpuscope_[a-z0-9_]+)[`{]", doc))
+names = {}
+for e in exprs:
+    for m in re.findall(r"\bgpuscope_[a-z0-9_]+", e):
+        names.setdefault(m, set()).add("dashboard")
+for line in open(rules_path):
+    s = line.strip()
+    if s.startswith("#") or s.startswith(("summary:", "description:", "runbook:")):
+        continue
+    for m in re.findall(r"\bgpuscope_[a-z0-9_]+", s):
+        names.setdefault(m, set()).add("rules")
+missing = sorted(set(names) - documented)
+for m in missing:
+    bad.append("%s (%s) is not in %s" % (m, ", ".join(sorted(names[m])), metrics_path))
+print("# %d panels, %d queries, %d metric names" % (len(ps), len(exprs), len(names)))
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+EOF
+		ok "dashboard: JSON, unique panel ids, variables, units; every metric name in docs/metrics.md"
+	else
+		not_ok "dashboard or metric names" "$tmp/out"
+	fi
+	if [ ! -s "$tmp/promql.yml" ]; then
+		skip "dashboard PromQL: not extracted"
+	elif have promtool; then
+		if promtool check rules "$tmp/promql.yml" >"$tmp/out" 2>&1; then ok "dashboard: promtool parses every query"; else not_ok "dashboard: a query does not parse" "$tmp/out"; fi
+	else
+		skip "dashboard PromQL: no promtool"
+	fi
+else
+	skip "dashboard: no python3 to read JSON"
+	skip "dashboard PromQL: no python3"
+fi
+
+# 3. the systemd unit (its settings, without systemd)
+sed -e 's/[[:space:]]*$//' -e '/^[[:space:]]*[#;]/d' "$unit" >"$tmp/unit"
+missing=""
+for kv in DynamicUser=yes NoNewPrivileges=yes ProtectSystem=strict ProtectHome=yes PrivateTmp=yes \
+	ProtectKernelTunables=yes ProtectKernelModules=yes ProtectControlGroups=yes DevicePolicy=closed \
+	"DeviceAllow=char-nvidia-frontend rw" "DeviceAllow=char-nvidia rw" "DeviceAllow=/dev/kmsg r" \
+	"RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK" SystemCallFilter=@system-service \
+	SystemCallErrorNumber=EPERM CapabilityBoundingSet= Restart=on-failure \
+	Environment=GPUSCOPE_LISTEN=127.0.0.1:9947 "SupplementaryGroups=video render"; do
+	grep -qxF "$kv" "$tmp/unit" || missing="$missing [$kv]"
+done
+for k in MemoryMax TasksMax; do grep -q "^$k=[0-9]" "$tmp/unit" || missing="$missing [$k=]"; done
+if [ -z "$missing" ]; then ok "unit: hardening settings"; else echo "missing:$missing" >"$tmp/out"; not_ok "unit: hardening settings" "$tmp/out"; fi
+# shellcheck disable=SC2016 # a literal ${GPUSCOPE_LISTEN}
+if grep -q '^ExecStart=/usr/local/bin/gpuscope serve --listen \${GPUSCOPE_LISTEN}' "$tmp/unit"; then
+	ok "unit: ExecStart runs gpuscope serve --listen"
+else
+	not_ok "unit: no ExecStart of gpuscope serve --listen" "$tmp/unit"
+fi
+# what would break the per-process metrics, the GPUs or the kernel log checks
+if grep -E '^(ProtectProc=(invisible|noaccess|ptraceable)|ProcSubset=pid|PrivateDevices=(yes|true)|ProtectKernelLogs=(yes|true)|PrivateUsers=(yes|true))$' "$tmp/unit" >"$tmp/out"; then
+	not_ok "unit: a setting that hides processes, GPUs or the kernel log" "$tmp/out"
+else
+	ok "unit: processes, GPU nodes and /dev/kmsg stay visible"
+fi
+if have systemd-analyze; then
+	# the binary is not installed here: verify a copy that runs true instead
+	mkdir -p "$tmp/unitdir"
+	sed "s#^ExecStart=/usr/local/bin/gpuscope #ExecStart=$(command -v true) #" "$unit" >"$tmp/unitdir/gpuscope-serve.service"
+	systemd-analyze verify --man=no "$tmp/unitdir/gpuscope-serve.service" >"$tmp/out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 0 ] && ! grep -q 'gpuscope-serve' "$tmp/out"; then
+		ok "unit: systemd-analyze verify"
+	else
+		not_ok "unit: systemd-analyze verify (exit $rc)" "$tmp/out"
+	fi
+else
+	skip "unit: no systemd-analyze"
+fi
+
+# 4. the web configuration example
+hash=$(sed -n 's/^  prometheus: *//p' "$webconf")
+# shellcheck disable=SC2016 # a literal $2y$
+if grep -q '^tls_server_config:' "$webconf" && grep -q '^  cert_file: tls.crt' "$webconf" &&
+	grep -q '^  key_file: tls.key' "$webconf" && grep -q '^basic_auth_users:' "$webconf" &&
+	[ "${#hash}" -eq 60 ] && case $hash in '$2'[aby]'$'*) true ;; *) false ;; esac; then
+	ok "web config example: TLS, and user prometheus with a bcrypt hash"
+else
+	not_ok "web config example: no TLS section or no bcrypt hash" "$webconf"
+fi
+if grep -q 'example-only' contrib/README.md && grep -q 'example-only' "$webconf"; then
+	ok "the example's password is documented"
+else
+	not_ok "the example's password (example-only) is not documented"
+fi
+bin=$O/gpuscope
+fake=$O/fakenvml/current/libnvidia-ml.so.1
+if [ -x "$bin" ] && [ -f "$fake" ] && have openssl && have curl && have python3; then
+	# serve takes the example as it is, with a certificate made here
+	cp "$webconf" "$tmp/web-config.yml"
+	if openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+		-subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
+		-keyout "$tmp/tls.key" -out "$tmp/tls.crt" >"$tmp/openssl.log" 2>&1; then
+		: >"$tmp/serve.log"
+		port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		GPUSCOPE_NVML=$fake FAKE_NVML_SCENARIO=tests/scenarios/h100x2.scn \
+			"$bin" serve --listen "127.0.0.1:$port" --web-config "$tmp/web-config.yml" \
+			--doctor-interval 0 >"$tmp/serve.log" 2>&1 &
+		spid=$!
+		i=0
+		while [ $i -lt 50 ] && ! grep -q 'listening' "$tmp/serve.log"; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		url=https://127.0.0.1:$port/metrics
+		c_none=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$tmp/tls.crt" "$url")
+		c_bad=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$tmp/tls.crt" -u prometheus:wrong "$url")
+		c_good=$(curl -s -o "$tmp/metrics" -w '%{http_code}' --cacert "$tmp/tls.crt" -u prometheus:example-only "$url")
+		if [ "$c_none" = 401 ] && [ "$c_bad" = 401 ] && [ "$c_good" = 200 ] && grep -q '^gpuscope_gpus ' "$tmp/metrics"; then
+			ok "serve takes the example: https, 401 without or with a wrong password, 200 with example-only"
+		else
+			echo "no password: $c_none, wrong: $c_bad, example-only: $c_good" >"$tmp/out"
+			not_ok "serve with the example web config" "$tmp/out" "$tmp/serve.log"
+		fi
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+		spid=""
+	else
+		not_ok "openssl could not make a test certificate" "$tmp/openssl.log"
+	fi
+else
+	skip "serve with the example web config: needs $bin, $fake, openssl, curl and python3"
+fi
+
+echo "1..$n"
+[ "$fail" -eq 0 ]
