@@ -77,6 +77,15 @@ scalar(char *v, char **out)
 	return 0;
 }
 
+/* Whether p starts a key or value of line s: only there does a quote open a quoted scalar. */
+static bool
+scalar_start(const char *s, const char *p)
+{
+	while (p > s && p[-1] == ' ')
+		p--;
+	return p == s || p[-1] == ':';
+}
+
 /* Cut a comment: '#' at the start or after a space, outside quotes. */
 static void
 cut_comment(char *s)
@@ -85,9 +94,11 @@ cut_comment(char *s)
 
 	for (char *p = s; *p; p++) {
 		if (q) {
-			if (*p == q)
+			if ((q == '"' && *p == '\\' && p[1]) || (q == '\'' && *p == q && p[1] == q))
+				p++; /* \" or \\ in double quotes, '' in single quotes */
+			else if (*p == q)
 				q = 0;
-		} else if (*p == '"' || *p == '\'') {
+		} else if ((*p == '"' || *p == '\'') && scalar_start(s, p)) {
 			q = *p;
 		} else if (*p == '#' && (p == s || p[-1] == ' ')) {
 			*p = '\0';

@@ -1,7 +1,9 @@
 /*
  * The Prometheus text format of a snapshot: one header per family before
  * its samples, families never split, base units, no sentinels, escaping,
- * a bounded list of processes, and every line parseable.
+ * a bounded list of processes, and every line parseable. The same in
+ * OpenMetrics (counter families without "_total", "# EOF"), the Xid
+ * counters, doctor's findings and the exporter's own families.
  */
 #include <ctype.h>
 #include <math.h>
@@ -53,14 +55,30 @@ add_proc(struct gpu_snapshot *s, unsigned dev, uint32_t pid, double mem, double 
 }
 
 static const char *
-render(const struct gpu_snapshot *s, unsigned max_procs)
+render_opts(const struct gpu_snapshot *s, const struct prom_opts *o)
 {
 	static struct strbuf sb = STRBUF_INIT;
-	struct prom_opts o = { max_procs, 0.25, 3, false, NULL, 0, false };
 
 	strbuf_reset(&sb);
-	prom_write(&sb, s, &o);
+	prom_write(&sb, s, o);
 	return sb.buf;
+}
+
+static const char *
+render(const struct gpu_snapshot *s, unsigned max_procs)
+{
+	struct prom_opts o = { max_procs, 0.25, 3, false, NULL, 0, false };
+
+	return render_opts(s, &o);
+}
+
+/* The same, in OpenMetrics. */
+static const char *
+render_om(const struct gpu_snapshot *s, unsigned max_procs)
+{
+	struct prom_opts o = { max_procs, 0.25, 3, true, NULL, 0, false };
+
+	return render_opts(s, &o);
 }
 
 /* The metric name at the start of a sample line, into buf. */
@@ -213,6 +231,147 @@ check_structure(const char *text, int *families)
 	return bad;
 }
 
+/* Whether the HELP text s is escaped as OpenMetrics wants: no raw '"', only \\, \n and \". */
+static bool
+om_help_ok(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '"')
+			return false;
+		if (*s == '\\') {
+			if (s[1] != '\\' && s[1] != 'n' && s[1] != '"')
+				return false;
+			s++;
+		}
+	}
+	return true;
+}
+
+/*
+ * Check an OpenMetrics exposition: the text ends with exactly one "# EOF"
+ * line; every other line a HELP, TYPE or sample that parse_sample() reads;
+ * HELP then TYPE once per family, before its samples; a counter family
+ * named without "_total" and its samples with it; a gauge's samples named
+ * as the family. Returns the number of problems (diag() says which).
+ */
+static int
+check_om(const char *text, int *families)
+{
+	char *copy = xstrdup(text), *save = NULL;
+	char seen[256][128];
+	int nr_seen = 0, bad = 0;
+	char cur[128] = "", cur_type[16] = "", pending_help[128] = "";
+	size_t len = strlen(text);
+	bool eof = false;
+
+	*families = 0;
+	if (len < 6 || strcmp(text + len - 6, "# EOF\n")) {
+		diag("does not end with \"# EOF\\n\"");
+		bad++;
+	}
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[128], want[160];
+		double v;
+
+		if (eof) {
+			diag("a line after # EOF: %s", line);
+			bad++;
+			continue;
+		}
+		if (!strcmp(line, "# EOF")) {
+			eof = true;
+			continue;
+		}
+		if (!strncmp(line, "# HELP ", 7) || !strncmp(line, "# TYPE ", 7)) {
+			bool help = line[2] == 'H';
+			const char *rest;
+
+			line_name(line + 7, name, sizeof(name));
+			rest = line + 7 + strlen(name);
+			if (!valid_name(name, false) || *rest != ' ') {
+				diag("bad metadata line: %s", line);
+				bad++;
+				continue;
+			}
+			if (help) {
+				for (int i = 0; i < nr_seen; i++)
+					if (!strcmp(seen[i], name)) {
+						diag("family %s has a second HELP", name);
+						bad++;
+					}
+				if (!om_help_ok(rest + 1)) {
+					diag("HELP of %s not escaped for OpenMetrics: %s", name,
+					     rest + 1);
+					bad++;
+				}
+				str_copy(pending_help, sizeof(pending_help), name);
+				continue;
+			}
+			if (strcmp(pending_help, name)) {
+				diag("TYPE of %s without its HELP just before", name);
+				bad++;
+			}
+			if (strcmp(rest, " gauge") && strcmp(rest, " counter")) {
+				diag("bad TYPE line: %s", line);
+				bad++;
+			}
+			if (!strcmp(rest, " counter") && strlen(name) >= 6 &&
+			    !strcmp(name + strlen(name) - 6, "_total")) {
+				diag("counter family %s is named with _total", name);
+				bad++;
+			}
+			if (nr_seen < 256)
+				str_copy(seen[nr_seen++], sizeof(seen[0]), name);
+			str_copy(cur, sizeof(cur), name);
+			str_copy(cur_type, sizeof(cur_type), rest + 1);
+			pending_help[0] = '\0';
+			(*families)++;
+			continue;
+		}
+		if (line[0] == '#') {
+			diag("unexpected comment: %s", line);
+			bad++;
+			continue;
+		}
+		if (!parse_sample(line, &v)) {
+			diag("unparseable line: %s", line);
+			bad++;
+			continue;
+		}
+		line_name(line, name, sizeof(name));
+		snprintf(want, sizeof(want), "%s%s", cur,
+		         strcmp(cur_type, "counter") ? "" : "_total");
+		if (strcmp(name, want)) {
+			diag("sample %s outside its family (current %s, %s)", name, cur, cur_type);
+			bad++;
+		}
+		if (!strcmp(cur_type, "counter") && !(v >= 0)) {
+			diag("counter sample %s not >= 0: %s", name, line);
+			bad++;
+		}
+	}
+	if (!eof) {
+		diag("no # EOF line");
+		bad++;
+	}
+	free(copy);
+	return bad;
+}
+
+/* The sample lines of an exposition (comments left out), into sb. */
+static void
+samples_only(struct strbuf *sb, const char *text)
+{
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p + 1) : strlen(p);
+
+		if (*p != '#')
+			strbuf_add(sb, p, n);
+		p += n;
+	}
+}
+
 static int
 count(const char *hay, const char *needle)
 {
@@ -229,6 +388,7 @@ main(void)
 	struct gpu_snapshot s;
 	struct gpu_device *d;
 	const char *out;
+	char *text;
 	int fams, bad;
 
 	/* two GPUs with a few readings */
@@ -275,7 +435,20 @@ main(void)
 	   "microseconds exported as seconds");
 	ok(strstr(out, "reason=\"sw_power_cap\"} 1\n") && strstr(out, "reason=\"gpu_idle\"} 0\n") &&
 	           !strstr(out, "reason=\"hw_slowdown\""),
-	   "clock event reasons: 0/1 for each supported one only");
+	   "throttle reasons: 0/1 for each supported one only");
+	ok(strstr(out, "# TYPE gpuscope_gpu_throttle_reason gauge\n") &&
+	           count(out, "\ngpuscope_gpu_throttle_reason{gpu=\"0\"") == 2 &&
+	           !strstr(out, "clock_event_reason"),
+	   "throttle reasons are gpuscope_gpu_throttle_reason (not clock_event_reason)");
+	ok(strstr(out, "# HELP gpuscope_build_info ") &&
+	           strstr(out, "# TYPE gpuscope_build_info gauge\n"
+	                       "gpuscope_build_info{version=\"" GPUSCOPE_VERSION "\"} 1\n"),
+	   "gpuscope_build_info{version} 1");
+	ok(strstr(out, "# TYPE gpuscope_gpus gauge\ngpuscope_gpus 2\n") != NULL,
+	   "gpuscope_gpus counts the GPUs");
+	ok(!strstr(out, "# EOF"), "the text format has no # EOF");
+	ok(!strstr(out, "xid_errors"), "no Xid family when no GPU's Xids are watched");
+	ok(!strstr(out, "gpuscope_finding"), "no finding family before doctor has run");
 	ok(strstr(out, "# TYPE gpuscope_gpu_persistence_mode gauge\n") != NULL,
 	   "a boolean is a gauge");
 	ok(count(out, "\ngpuscope_gpu_up{") == 2 && count(out, "driver=\"nvidia\"} 1\n") >= 2,
@@ -286,6 +459,60 @@ main(void)
 	                       "gpuscope_collect_errors_total 3\n"),
 	   "the exporter's own metrics");
 	ok(!strstr(out, "gpuscope_process_"), "no process metrics when max_procs is 0");
+	text = xstrdup(out);
+
+	/* the OpenMetrics check itself: it sees what it is meant to */
+	out = "# HELP x a \\\"q\\\" \\\\ \\n\n# TYPE x counter\nx_total 1\n# EOF\n";
+	ok(check_om(out, &fams) == 0, "check_om accepts a well-formed counter");
+	diag("check_om on bad inputs (problems expected):");
+	ok(check_om("# HELP x_total h\n# TYPE x_total counter\nx_total 1\n", &fams) == 4,
+	   "check_om: no # EOF (twice: end, line), a counter family with _total, its sample");
+	ok(check_om("# HELP x a \"q\"\n# TYPE x gauge\nx 1\n# EOF\n# EOF\n", &fams) == 2,
+	   "check_om: a raw quote in HELP, a line after # EOF");
+
+	/* the same snapshot in OpenMetrics */
+	out = render_om(&s, 0);
+	bad = check_om(out, &fams);
+	ok(bad == 0, "OpenMetrics: well-formed, every line parses (%d problems)", bad);
+	ok(strlen(out) >= 6 && !strcmp(out + strlen(out) - 6, "# EOF\n") &&
+	           count(out, "# EOF") == 1,
+	   "OpenMetrics: ends with exactly one # EOF line");
+	ok(strstr(out, "# HELP gpuscope_gpu_energy_joules ") &&
+	           strstr(out, "# TYPE gpuscope_gpu_energy_joules counter\n") &&
+	           !strstr(out, "# TYPE gpuscope_gpu_energy_joules_total") &&
+	           !strstr(out, "# HELP gpuscope_gpu_energy_joules_total") &&
+	           strstr(out, "\ngpuscope_gpu_energy_joules_total{gpu=\"0\""),
+	   "OpenMetrics: a counter family is named without _total, its samples with it");
+	ok(strstr(out, "# TYPE gpuscope_collect_errors counter\n"
+	               "gpuscope_collect_errors_total 3\n") != NULL,
+	   "OpenMetrics: the exporter's own counter too");
+	ok(strstr(out, "# TYPE gpuscope_gpu_ecc_errors_corrected_volatile counter\n") != NULL,
+	   "OpenMetrics: the ECC counter family");
+	ok(strstr(out, "# TYPE gpuscope_gpu_memory_used_bytes gauge\n") &&
+	           strstr(out, "# TYPE gpuscope_build_info gauge\n") &&
+	           strstr(out, "# TYPE gpuscope_gpus gauge\ngpuscope_gpus 2\n"),
+	   "OpenMetrics: gauges keep their names");
+	{
+		/* the samples are the same in both formats: only metadata lines differ */
+		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+
+		samples_only(&a, text);
+		samples_only(&b, out);
+		ok(a.len > 0 && !strcmp(a.buf, b.buf), "OpenMetrics: the same samples as the text");
+		strbuf_release(&a);
+		strbuf_release(&b);
+	}
+	{
+		struct strbuf sb = STRBUF_INIT;
+
+		prom_write(&sb, &s, NULL);
+		ok(sb.buf && !strstr(sb.buf, "# EOF") && strstr(sb.buf, "gpuscope_gpus 2\n") &&
+		           strstr(sb.buf, "gpuscope_collect_errors_total 0\n") &&
+		           !strstr(sb.buf, "gpuscope_collect_duration_seconds"),
+		   "no options: the text format, no collection time, 0 errors");
+		strbuf_release(&sb);
+	}
+	free(text);
 	gpu_snapshot_release(&s);
 
 	/* escaping, unknown identity left out */
@@ -335,9 +562,134 @@ main(void)
 	out = render(&s, 0);
 	bad = check_structure(out, &fams);
 	ok(bad == 0, "all fields: well-formed (%d problems)", bad);
-	/* every field is one family, except the reason mask pair (one family); plus info, up,
-	 * collect duration, collect errors */
-	is_int(fams, GF__COUNT - 1 + 4, "a family for every field");
+	/* every field is one family, except the reason mask pair (one family); plus build_info,
+	 * gpus, info, up, collect duration, collect errors */
+	is_int(fams, GF__COUNT - 1 + 6, "a family for every field");
+	out = render_om(&s, 0);
+	bad = check_om(out, &fams);
+	ok(bad == 0, "all fields, OpenMetrics: well-formed (%d problems)", bad);
+	is_int(fams, GF__COUNT - 1 + 6, "OpenMetrics: the same families");
+	gpu_snapshot_release(&s);
+
+	/* no GPU at all */
+	gpu_snapshot_init(&s);
+	out = render(&s, 5);
+	ok(check_structure(out, &fams) == 0 && strstr(out, "\ngpuscope_gpus 0\n") &&
+	           !strstr(out, "gpuscope_gpu_"),
+	   "no GPU: gpuscope_gpus 0 and no per-GPU family");
+	out = render_om(&s, 5);
+	ok(check_om(out, &fams) == 0 && strstr(out, "\ngpuscope_gpus 0\n"),
+	   "no GPU, OpenMetrics: well-formed");
+	gpu_snapshot_release(&s);
+
+	/* Xid errors: per code, only on the GPUs whose Xids are watched */
+	gpu_snapshot_init(&s);
+	d = add_gpu(&s, 0, "a");
+	d->xid_watched = true;
+	d->xid[0].xid = 79;
+	d->xid[0].count = 2;
+	d->xid[1].xid = 48;
+	d->xid[1].count = 1;
+	d->nr_xid = 2;
+	d = add_gpu(&s, 1, "b"); /* watched, none yet */
+	d->xid_watched = true;
+	d = add_gpu(&s, 2, "c"); /* not watched: whatever is in xid[] is not exported */
+	d->xid[0].xid = 13;
+	d->xid[0].count = 5;
+	d->nr_xid = 1;
+	d = add_gpu(&s, 3, "d"); /* watched, lost: its Xids (79 is "fallen off the bus") stay */
+	d->xid_watched = true;
+	d->state = DEV_LOST;
+	d->xid[0].xid = 79;
+	d->xid[0].count = 1;
+	d->nr_xid = 1;
+	out = render(&s, 0);
+	ok(check_structure(out, &fams) == 0, "Xid output is well-formed");
+	ok(count(out, "# TYPE gpuscope_gpu_xid_errors_total counter\n") == 1,
+	   "Xid: one counter family");
+	is_int(count(out, "\ngpuscope_gpu_xid_errors_total{"), 3, "Xid: a sample per GPU and code");
+	ok(strstr(out, "gpuscope_gpu_xid_errors_total{gpu=\"0\",uuid=\"GPU-00000000-aaaa\","
+	               "pci_bus_id=\"00000000:01:00.0\",name=\"a\",vendor=\"nvidia\","
+	               "driver=\"nvidia\",xid=\"79\"} 2\n") &&
+	           strstr(out, "name=\"a\",vendor=\"nvidia\",driver=\"nvidia\",xid=\"48\"} 1\n"),
+	   "Xid: the GPU's labels, the code in xid, the count as the value");
+	ok(!strstr(out, "xid=\"13\"") && !strstr(out, "gpuscope_gpu_xid_errors_total{gpu=\"1\"") &&
+	           !strstr(out, "gpuscope_gpu_xid_errors_total{gpu=\"2\""),
+	   "Xid: none for a GPU not watched, nor for a watched GPU without any");
+	ok(strstr(out, "gpuscope_gpu_xid_errors_total{gpu=\"3\"") != NULL,
+	   "Xid: a lost GPU keeps its Xid counts");
+	out = render_om(&s, 0);
+	ok(check_om(out, &fams) == 0 && strstr(out, "# TYPE gpuscope_gpu_xid_errors counter\n") &&
+	           count(out, "\ngpuscope_gpu_xid_errors_total{") == 3,
+	   "Xid, OpenMetrics: family without _total, samples with it");
+	/* more codes than the table holds: bounded */
+	d = &s.dev[0];
+	for (unsigned k = 0; k < GPU_MAX_XID; k++) {
+		d->xid[k].xid = 100 + k;
+		d->xid[k].count = k + 1;
+	}
+	d->nr_xid = GPU_MAX_XID + 5;
+	out = render(&s, 0);
+	ok(check_structure(out, &fams) == 0 &&
+	           count(out, "\ngpuscope_gpu_xid_errors_total{gpu=\"0\"") == GPU_MAX_XID,
+	   "Xid: nr_xid past GPU_MAX_XID reads no further than the table");
+	for (size_t i = 0; i < s.nr_dev; i++)
+		s.dev[i].xid_watched = false;
+	out = render(&s, 0);
+	ok(!strstr(out, "xid_errors"), "Xid: no family at all when none is watched");
+	gpu_snapshot_release(&s);
+
+	/* doctor's findings */
+	gpu_snapshot_init(&s);
+	add_gpu(&s, 0, "a");
+	{
+		static const struct prom_finding fnd[] = {
+			{ "nvidia.xid", "error", 2 },
+			{ "health.thermal", "warning", 1 },
+			{ "odd\"id", "info", 3 },
+		};
+		struct prom_opts o = { 0, 0.25, 3, false, fnd, 3, true };
+
+		out = render_opts(&s, &o);
+		ok(check_structure(out, &fams) == 0, "findings output is well-formed");
+		ok(strstr(out, "# HELP gpuscope_finding ") &&
+		           strstr(out,
+		                  "# TYPE gpuscope_finding gauge\n"
+		                  "gpuscope_finding{id=\"nvidia.xid\",severity=\"error\"} 2\n"
+		                  "gpuscope_finding{id=\"health.thermal\",severity=\"warning\"} "
+		                  "1\n"),
+		   "findings: a gauge per id and severity, the count as the value");
+		ok(strstr(out, "gpuscope_finding{id=\"odd\\\"id\",severity=\"info\"} 3\n") != NULL,
+		   "findings: the id escaped as a label value");
+		o.openmetrics = true;
+		out = render_opts(&s, &o);
+		ok(check_om(out, &fams) == 0 && count(out, "\ngpuscope_finding{") == 3,
+		   "findings, OpenMetrics: well-formed");
+
+		/* doctor ran and found nothing: the family without samples */
+		o.openmetrics = false;
+		o.nr_findings = 0;
+		out = render_opts(&s, &o);
+		ok(check_structure(out, &fams) == 0 &&
+		           count(out, "# HELP gpuscope_finding ") == 1 &&
+		           count(out, "# TYPE gpuscope_finding gauge\n") == 1 &&
+		           !strstr(out, "\ngpuscope_finding{") &&
+		           !strstr(out, "\ngpuscope_finding "),
+		   "no findings: HELP and TYPE, no sample");
+		o.openmetrics = true;
+		out = render_opts(&s, &o);
+		ok(check_om(out, &fams) == 0 &&
+		           count(out, "# TYPE gpuscope_finding gauge\n") == 1 &&
+		           !strstr(out, "\ngpuscope_finding{"),
+		   "no findings, OpenMetrics: HELP and TYPE, no sample, well-formed");
+
+		/* doctor has not run: findings given are not written */
+		o.openmetrics = false;
+		o.nr_findings = 3;
+		o.findings_known = false;
+		out = render_opts(&s, &o);
+		ok(!strstr(out, "gpuscope_finding"), "findings not known: no family at all");
+	}
 	gpu_snapshot_release(&s);
 
 	/* processes: top N by GPU memory across all GPUs */
@@ -366,6 +718,8 @@ main(void)
 	is_int(count(out, "\ngpuscope_process_gpu_memory_bytes{"), 4,
 	       "a process of unknown memory has no memory sample");
 	ok(strstr(out, "container=\"0123456789ab\"} 10000000000\n") != NULL, "container label");
+	out = render_om(&s, 10);
+	ok(check_om(out, &fams) == 0, "processes, OpenMetrics: well-formed");
 	gpu_snapshot_release(&s);
 
 	/* promtool, when there is one */
