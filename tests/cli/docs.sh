@@ -17,7 +17,7 @@ fi
 
 # 1. options of --help (and each command's) documented in the man page
 missing=""
-for opt in $( ("$bin" --help; for c in query watch record replay top doctor fit specs; do "$bin" $c --help; done) | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+for opt in $( ("$bin" --help; for c in query watch record replay top doctor fit specs serve; do "$bin" $c --help; done) | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
 	grep -q -- "$(echo "$opt" | sed 's/-/\\\\-/g')" man/gpuscope.1 || missing="$missing $opt"
 done
 if [ -z "$missing" ]; then ok "every option of --help is in man/gpuscope.1"; else not_ok "options missing from man/gpuscope.1:$missing"; fi

@@ -170,8 +170,10 @@ PY
 	wait_for "${url}api/v1/findings" '"schema":"gpuscope.doctor/1"' && ok "/api/v1/findings is doctor's report" || not_ok "/api/v1/findings" "$tmp/basic.err"
 	curl -s "${url}metrics" >"$tmp/m"
 	check "doctor's findings as gpuscope_finding{id,severity}" grep -q '^gpuscope_finding{id="[a-z._]*",severity="\(info\|warning\|error\)"} [1-9]' "$tmp/m"
-	stop "$pid"
-	check "SIGTERM stops it, saying so" grep -q 'stopping' "$tmp/basic.err"
+	kill "$pid"
+	wait "$pid"
+	rc=$?
+	check "SIGTERM stops it, saying so, with exit 0 (was $rc)" sh -c "[ $rc -eq 0 ] && grep -q 'stopping' '$tmp/basic.err'"
 fi
 
 # --- bounded per-process series ------------------------------------------------------
