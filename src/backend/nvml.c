@@ -2,7 +2,8 @@
  * NVIDIA GPUs through NVML, loaded at run time with dlopen: nothing of
  * NVIDIA's is needed to build. Every symbol is optional and resolved newest
  * version first; a missing symbol or NOT_SUPPORTED makes that field unknown
- * and is remembered per device, so it is not asked again.
+ * and is remembered per device, so it is not asked again. One thread per
+ * backend counts the Xid errors that NVML's events report.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -10,16 +11,20 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <link.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "backend.h"
 #include "nvml_abi.h"
 #include "nvml_probe.h"
 #include "pci.h"
+#include "../core/clock.h"
 #include "../core/config.h"
 #include "../core/err.h"
 #include "../core/fileio.h"
@@ -96,6 +101,10 @@ struct nvml_sym {
 	nvmlReturn_t (*procs[3])(nvmlDevice_t, unsigned *, void *); /* compute, graphics, MPS */
 	nvmlReturn_t (*proc_util)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned *,
 	                          unsigned long long);
+	nvmlReturn_t (*event_set_create)(nvmlEventSet_t *);
+	nvmlReturn_t (*event_set_free)(nvmlEventSet_t);
+	nvmlReturn_t (*register_events)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
+	nvmlReturn_t (*event_wait)(nvmlEventSet_t, nvmlEventData_t *, unsigned);
 	void *detail_list;      /* only its presence matters */
 	void *cc_mem_size_info; /* only its presence matters */
 	const char *(*fake_scenario)(void);
@@ -186,6 +195,11 @@ static const struct sym_row sym_rows[] = {
 	    "nvmlDeviceGetMPSComputeRunningProcesses_v2",
 	    "nvmlDeviceGetMPSComputeRunningProcesses"),
 	SYM(proc_util, "nvmlDeviceGetProcessUtilization"),
+	SYM(event_set_create, "nvmlEventSetCreate"),
+	SYM(event_set_free, "nvmlEventSetFree"),
+	SYM(register_events, "nvmlDeviceRegisterEvents"),
+	/* the plain one fills the same struct but for the MIG instance ids, which we ignore */
+	SYM(event_wait, "nvmlEventSetWait_v2", "nvmlEventSetWait"),
 	SYM(detail_list, "nvmlDeviceGetRunningProcessDetailList"),
 	SYM(cc_mem_size_info, "nvmlDeviceGetConfComputeMemSizeInfo"),
 	SYM(fake_scenario, "gpuscope_fake_nvml_scenario"),
@@ -246,6 +260,10 @@ struct nvml_dev {
 	uint64_t nosup;          /* bit (1 << enum nv_call): answered NOT_SUPPORTED before */
 	unsigned proc_stride[3]; /* bytes per entry of each process list; 0 = not yet known */
 	double mem_total;        /* for sanity checks of process entries */
+	/* Xid errors seen by the event thread; under nvml.ev.mu */
+	bool xid_watched; /* registered for Xid events (set at scan, before the thread) */
+	struct xid_count xid[GPU_MAX_XID];
+	unsigned nr_xid;
 };
 _Static_assert(NC__COUNT <= 64, "nosup bits");
 
@@ -258,6 +276,16 @@ struct nvml {
 	char path[PATH_MAX];
 	struct nvml_dev *dev;
 	unsigned nr_dev;
+	struct nvml_events {
+		bool running; /* the thread was started; mu and cv exist */
+		pthread_t thread;
+		nvmlEventSet_t set;
+		pthread_mutex_t mu;
+		pthread_cond_t cv; /* CLOCK_MONOTONIC; wakes the thread, and close */
+		bool stop;         /* under mu: the backend is closing */
+		bool in_driver;    /* under mu: the thread is inside an NVML call */
+		bool orphaned;     /* under mu: closed while it was: the thread frees everything */
+	} ev;
 };
 
 static const char *
@@ -462,17 +490,204 @@ init_error(struct nvml *nv, nvmlReturn_t r, struct err *err)
 	return rc;
 }
 
-static void
-nvml_close(struct backend *be)
-{
-	struct nvml *nv = container_of(be, struct nvml, base);
+/* ---- Xid errors, through NVML's events ---- */
 
+#define EV_POLL_S      0.5  /* how often the event thread takes what has arrived */
+#define EV_DRAIN_MAX   1024 /* events taken in one go: a storm cannot hold the thread */
+#define EV_CLOSE_GRACE 1.0  /* seconds close waits for a thread inside the driver */
+
+static void nvml_destroy(struct nvml *nv);
+
+/*
+ * Count one event of the event thread: an Xid of a device we registered.
+ * Other types, and handles we do not know, are ignored. Codes past
+ * GPU_MAX_XID are added to the last entry.
+ */
+static void
+xid_add(struct nvml *nv, const nvmlEventData_t *e)
+{
+	struct nvml_dev *nd = NULL;
+	uint32_t code = e->eventData > UINT32_MAX ? UINT32_MAX : (uint32_t)e->eventData;
+	unsigned k;
+
+	if (e->eventType != nvmlEventTypeXidCriticalError || !e->device)
+		return;
+	for (unsigned i = 0; i < nv->nr_dev && !nd; i++)
+		if (nv->dev[i].h == e->device && nv->dev[i].xid_watched)
+			nd = &nv->dev[i];
+	if (!nd)
+		return;
+	pthread_mutex_lock(&nv->ev.mu);
+	for (k = 0; k < nd->nr_xid && nd->xid[k].xid != code; k++)
+		;
+	if (k == nd->nr_xid && nd->nr_xid < GPU_MAX_XID)
+		nd->xid[nd->nr_xid++].xid = code;
+	else if (k == nd->nr_xid)
+		k = GPU_MAX_XID - 1;
+	nd->xid[k].count++;
+	pthread_mutex_unlock(&nv->ev.mu);
+}
+
+/*
+ * The event thread. It asks with a timeout of 0 and sleeps on its own
+ * condition variable between rounds: a wait inside NVML cannot be cut
+ * short, and close must not wait for one.
+ */
+static void *
+events_main(void *arg)
+{
+	struct nvml *nv = arg;
+	struct timespec ts;
+	bool orphaned;
+
+	pthread_mutex_lock(&nv->ev.mu);
+	while (!nv->ev.stop) {
+		nv->ev.in_driver = true;
+		pthread_mutex_unlock(&nv->ev.mu);
+		for (unsigned n = 0; n < EV_DRAIN_MAX; n++) {
+			nvmlEventData_t e;
+
+			memset(&e, 0, sizeof(e));
+			if (nv->s.event_wait(nv->ev.set, &e, 0) != NVML_SUCCESS)
+				break;
+			xid_add(nv, &e);
+		}
+		pthread_mutex_lock(&nv->ev.mu);
+		nv->ev.in_driver = false;
+		pthread_cond_broadcast(&nv->ev.cv);
+		if (!nv->ev.stop) {
+			clock_mono_timespec(&ts, clock_mono() + EV_POLL_S);
+			pthread_cond_timedwait(&nv->ev.cv, &nv->ev.mu, &ts);
+		}
+	}
+	orphaned = nv->ev.orphaned;
+	pthread_mutex_unlock(&nv->ev.mu);
+	if (orphaned)
+		nvml_destroy(nv);
+	return NULL;
+}
+
+/*
+ * At scan: register every device for Xid errors in one event set and start
+ * the thread that counts them. Devices whose registration fails (an old
+ * driver, NOT_SUPPORTED, a lost GPU) are not watched; with none watched, or
+ * without the entry points, there is no thread.
+ */
+static void
+events_start(struct nvml *nv)
+{
+	struct nvml_sym *s = &nv->s;
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	bool any = false;
+	int rc;
+
+	if (!s->event_set_create || !s->event_set_free || !s->register_events || !s->event_wait)
+		return;
+	if (s->event_set_create(&nv->ev.set) != NVML_SUCCESS || !nv->ev.set) {
+		nv->ev.set = NULL;
+		return;
+	}
+	for (unsigned i = 0; i < nv->nr_dev; i++) {
+		struct nvml_dev *nd = &nv->dev[i];
+
+		nd->xid_watched = nd->h && s->register_events(nd->h, nvmlEventTypeXidCriticalError,
+		                                              nv->ev.set) == NVML_SUCCESS;
+		any |= nd->xid_watched;
+	}
+	if (any) {
+		pthread_mutex_init(&nv->ev.mu, NULL);
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&nv->ev.cv, &ca);
+		pthread_condattr_destroy(&ca);
+		/* signals are for the program's own threads (watch's Ctrl-C, serve's SIGTERM) */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		rc = pthread_create(&nv->ev.thread, NULL, events_main, nv);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (rc == 0) {
+			nv->ev.running = true;
+			return;
+		}
+		pthread_cond_destroy(&nv->ev.cv);
+		pthread_mutex_destroy(&nv->ev.mu);
+	}
+	for (unsigned i = 0; i < nv->nr_dev; i++)
+		nv->dev[i].xid_watched = false;
+	s->event_set_free(nv->ev.set);
+	nv->ev.set = NULL;
+}
+
+/*
+ * Stop the event thread: true once it has ended. A thread still inside the
+ * driver after a grace period is left to finish, and then frees everything
+ * itself (false): a hung driver must not hang close.
+ */
+static bool
+events_stop(struct nvml *nv)
+{
+	double deadline = clock_mono() + EV_CLOSE_GRACE;
+	struct timespec ts;
+	bool orphaned;
+
+	pthread_mutex_lock(&nv->ev.mu);
+	nv->ev.stop = true;
+	pthread_cond_broadcast(&nv->ev.cv);
+	while (nv->ev.in_driver && clock_mono() < deadline) {
+		clock_mono_timespec(&ts, deadline);
+		pthread_cond_timedwait(&nv->ev.cv, &nv->ev.mu, &ts);
+	}
+	orphaned = nv->ev.in_driver;
+	nv->ev.orphaned = orphaned;
+	pthread_mutex_unlock(&nv->ev.mu);
+	if (orphaned) {
+		pthread_detach(nv->ev.thread);
+		return false;
+	}
+	pthread_join(nv->ev.thread, NULL);
+	return true;
+}
+
+/* dev's Xid counts (the copy a sample shows), when its backend watches them. */
+static void
+events_copy(struct nvml *nv, const struct nvml_dev *nd, struct gpu_device *dev)
+{
+	if (!nv->ev.running || !nd->xid_watched)
+		return;
+	pthread_mutex_lock(&nv->ev.mu);
+	dev->xid_watched = true;
+	dev->nr_xid = nd->nr_xid;
+	memcpy(dev->xid, nd->xid, sizeof(dev->xid));
+	pthread_mutex_unlock(&nv->ev.mu);
+}
+
+/* Everything of nv, once no thread uses it. */
+static void
+nvml_destroy(struct nvml *nv)
+{
+	if (nv->ev.set)
+		nv->s.event_set_free(nv->ev.set);
+	if (nv->ev.running) {
+		pthread_cond_destroy(&nv->ev.cv);
+		pthread_mutex_destroy(&nv->ev.mu);
+	}
 	if (nv->s.shutdown)
 		nv->s.shutdown();
 	if (nv->dl)
 		dlclose(nv->dl);
 	free(nv->dev);
 	free(nv);
+}
+
+static void
+nvml_close(struct backend *be)
+{
+	struct nvml *nv = container_of(be, struct nvml, base);
+
+	if (nv->ev.running && !events_stop(nv))
+		return; /* the event thread closes it when the driver lets it go */
+	nvml_destroy(nv);
 }
 
 static int
@@ -1122,6 +1337,7 @@ nvml_scan(struct backend *be, struct gpu_snapshot *snap, struct err *err)
 			gpu_device_clear_readings(d);
 	}
 	identify_from_procfs(nv, snap, snap->nr_dev - count);
+	events_start(nv);
 	return 0;
 }
 
@@ -1140,6 +1356,8 @@ nvml_read_device(struct backend *be, struct gpu_device *dev, struct err *err)
 	rd.dev = dev;
 	rd.lost = dev->state == DEV_LOST || dev->state == DEV_RESET_REQUIRED;
 	read_dynamic(&rd);
+	/* a lost GPU keeps its count: Xid 79 is how it said it was falling off the bus */
+	events_copy(nv, rd.nd, dev);
 	if (rd.lost) {
 		/* what was read before the failing call is not to be trusted */
 		gpu_device_clear_readings(dev);

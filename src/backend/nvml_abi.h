@@ -284,6 +284,30 @@ typedef struct nvmlFieldValue_st {
 	nvmlValue_t value;
 } nvmlFieldValue_t;
 
+/* events (nvmlDeviceRegisterEvents, nvmlEventSetWait_v2) */
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+
+#define nvmlEventTypeSingleBitEccError 0x1ULL
+#define nvmlEventTypeDoubleBitEccError 0x2ULL
+#define nvmlEventTypePState            0x4ULL
+#define nvmlEventTypeXidCriticalError  0x8ULL /* eventData: the Xid code */
+#define nvmlEventTypeClock             0x10ULL
+#define nvmlEventTypePowerSourceChange 0x80ULL
+#define nvmlEventMigConfigChange       0x100ULL
+#define nvmlEventTypeNone              0x0ULL
+
+/*
+ * What a wait returns. The plain nvmlEventSetWait dates from before MIG and
+ * writes device, eventType and eventData only (24 bytes); _v2 writes all of it.
+ */
+typedef struct nvmlEventData_st {
+	nvmlDevice_t device;
+	unsigned long long eventType;
+	unsigned long long eventData;
+	unsigned int gpuInstanceId; /* NVML_INSTANCE_ID_NONE outside MIG */
+	unsigned int computeInstanceId;
+} nvmlEventData_t;
+
 /* field ids used by gpuscope */
 #define NVML_FI_DEV_MEMORY_TEMP         82
 #define NVML_FI_DEV_PCIE_REPLAY_COUNTER 94
@@ -305,5 +329,7 @@ _Static_assert(sizeof(nvmlMarginTemperature_v1_t) == 8, "margin layout");
 _Static_assert(nvmlTemperature_v1 == 0x0100000C, "nvmlTemperature_v1 version word");
 _Static_assert(nvmlMarginTemperature_v1 == 0x01000008, "margin version word");
 _Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t layout");
+_Static_assert(sizeof(nvmlEventData_t) == 32, "nvmlEventData_t layout");
+_Static_assert(offsetof(nvmlEventData_t, gpuInstanceId) == 24, "nvmlEventData_t layout");
 
 #endif

@@ -291,7 +291,24 @@ write_levels(struct jw *w, const char *key, const struct clock_levels *lv)
 	jw_close(w, '}');
 }
 
-/* The members of a device's object, without its braces. */
+/* [{"xid": 13, "count": 2}, ...] in the order first seen; null when Xid errors are not watched */
+static void
+write_xid(struct jw *w, const struct gpu_device *d)
+{
+	if (!d->xid_watched) {
+		jw_string(w, "xid_errors", NULL);
+		return;
+	}
+	jw_open(w, "xid_errors", '[');
+	for (unsigned i = 0; i < d->nr_xid && i < GPU_MAX_XID; i++) {
+		jw_open(w, NULL, '{');
+		jw_number(w, "xid", true, d->xid[i].xid, 0);
+		jw_number(w, "count", true, (double)d->xid[i].count, 0);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
 /* What the spec sheet says of d (fit/specs.h: the table `gpuscope specs` prints), or null. */
 static void
 write_spec(struct jw *w, const struct gpu_device *d)
@@ -327,6 +344,7 @@ write_spec(struct jw *w, const struct gpu_device *d)
 	jw_close(w, '}');
 }
 
+/* The members of a device's object, without its braces. */
 static void
 write_device_members(struct jw *w, const struct gpu_device *d)
 {
@@ -361,6 +379,7 @@ write_device_members(struct jw *w, const struct gpu_device *d)
 	write_levels(w, "clock_graphics_levels_mhz", &d->levels_gfx);
 	write_levels(w, "clock_memory_levels_mhz", &d->levels_mem);
 	write_spec(w, d);
+	write_xid(w, d);
 	for (int f = 0; f < GF__COUNT; f++) {
 		const struct field_info *fi = field_info((enum gpu_field)f);
 

@@ -132,6 +132,7 @@ enum gpu_num {
 	GK_ENCODER_LATENCY,
 	GK_POWER_AVERAGE, /* field 185; power_usage when absent */
 	GK_MEMORY_FREE,   /* overrides the free memory derived from the others */
+	GK_EVENT_TYPES,   /* nvmlDeviceGetSupportedEventTypes; default in event.c */
 	GK__COUNT
 };
 
@@ -149,6 +150,12 @@ enum gpu_str {
 enum fault_kind {
 	FAULT_FAIL,
 	FAULT_DELAY,
+};
+
+/* one Xid error of a GPU's `xid` key */
+struct xid_event {
+	double t; /* scenario time, >= 0 (and below `period` when there is one) */
+	unsigned int code;
 };
 
 /* `fail` or `delay`, active while from <= t < until */
@@ -175,6 +182,9 @@ struct gpu {
 	int cc_major, cc_minor;
 	double lost, reset_required; /* scenario time; INFINITY: never */
 	struct fault *faults;
+	const struct xid_event *xids; /* times ascending; they recur each `period` */
+	size_t nr_xids;
+	unsigned int xid_line; /* of the `xid` key, for messages */
 };
 
 /* what a process section puts in which list */
@@ -280,6 +290,9 @@ nvmlReturn_t call_end(const struct call *c, nvmlReturn_t rc);
 
 /* The handle of a GPU of the loaded scenario. */
 nvmlDevice_t gpu_handle(const struct gpu *gpu);
+
+/* Scenario time now, wrapped by `period` when wrap is set (FAKE_NVML_TIME: fixed). */
+double fake_time(const struct scenario *sc, bool wrap);
 
 /* The fake's wall clock in microseconds: epoch + scenario time, before wrapping. */
 unsigned long long call_wall_us(const struct call *c);

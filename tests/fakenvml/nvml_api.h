@@ -203,4 +203,18 @@ FAKE_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
                                                       unsigned long long lastSeenTimeStamp);
 FAKE_API nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int length);
 
+/* event.c: events */
+FAKE_API nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set);
+FAKE_API nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
+FAKE_API nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device,
+                                                       unsigned long long *eventTypes);
+FAKE_API nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes,
+                                               nvmlEventSet_t set);
+FAKE_API nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *data,
+                                       unsigned int timeoutms);
+#ifndef FAKE_LEGACY
+FAKE_API nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data,
+                                          unsigned int timeoutms);
+#endif
+
 #endif

@@ -356,6 +356,12 @@ gpu_handle(const struct gpu *gpu)
 	return &handles[gpu->index];
 }
 
+double
+fake_time(const struct scenario *sc, bool wrap)
+{
+	return scenario_time(sc, wrap);
+}
+
 unsigned long long
 call_wall_us(const struct call *c)
 {

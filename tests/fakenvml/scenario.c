@@ -96,6 +96,7 @@ static const char *const gpu_num_keys[GK__COUNT] = {
 	[GK_ENCODER_LATENCY] = "encoder_latency",
 	[GK_POWER_AVERAGE] = "power_average",
 	[GK_MEMORY_FREE] = "memory_free",
+	[GK_EVENT_TYPES] = "event_types",
 };
 
 static const char *const gpu_str_keys[GS__COUNT] = {
@@ -625,6 +626,34 @@ parse_fault(struct parser *p, enum fault_kind kind, const char *value, struct fa
 	return 0;
 }
 
+/* xid = T:CODE ...: the Xid errors of a GPU, times ascending (equal ones keep their order) */
+static int
+xid_cb(struct parser *p, char **tok, size_t n, void *arg)
+{
+	struct gpu *g = arg;
+	struct xid_event *v = sc_alloc(p->sc, n * sizeof(*v));
+
+	if (!v)
+		return perr(p, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		char *colon = strchr(tok[i], ':');
+
+		if (!colon)
+			return perr(p, "xid: expected T:CODE, not '%s'", tok[i]);
+		*colon = '\0';
+		if (!parse_number(tok[i], false, &v[i].t) || v[i].t < 0)
+			return perr(p, "xid: '%s' is not a time in seconds", tok[i]);
+		if (!parse_uint(colon + 1, &v[i].code) || !v[i].code)
+			return perr(p, "xid: '%s' is not an Xid code", colon + 1);
+		if (i > 0 && v[i].t < v[i - 1].t)
+			return perr(p, "xid: times must ascend");
+	}
+	g->xids = v;
+	g->nr_xids = n;
+	g->xid_line = p->line;
+	return 0;
+}
+
 static int
 set_string(struct parser *p, const char **slot, const char *value)
 {
@@ -759,6 +788,8 @@ gpu_key(struct parser *p, const char *key, const char *value)
 	}
 	if (!strcmp(key, "compute_capability"))
 		return parse_compute_cap(p, g, value);
+	if (!strcmp(key, "xid"))
+		return with_tokens(p, value, xid_cb, g);
 	if (!strcmp(key, "lost") || !strcmp(key, "reset_required")) {
 		double *slot = key[0] == 'l' ? &g->lost : &g->reset_required;
 
@@ -968,8 +999,17 @@ finish(struct parser *p)
 			return perr(p, "[process %u]: there is no GPU %u", pr->pid, pr->gpu);
 		}
 	}
-	for (unsigned int i = 0; i < sc->nr_gpus; i++)
+	for (unsigned int i = 0; i < sc->nr_gpus; i++) {
+		const struct gpu *g = &sc->gpus[i];
+
 		format_bus_ids(&sc->gpus[i]);
+		/* an Xid past the period would never happen: time wraps before it */
+		if (sc->period > 0 && g->nr_xids && g->xids[g->nr_xids - 1].t >= sc->period) {
+			p->line = g->xid_line;
+			return perr(p, "xid: a time of %g s is not within the period (%g s)",
+			            g->xids[g->nr_xids - 1].t, sc->period);
+		}
+	}
 	return 0;
 }
 

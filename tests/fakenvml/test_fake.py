@@ -335,6 +335,12 @@ def child_full_pynvml(c, args):
     c.eq(N.nvmlDeviceGetRetiredPagesPendingStatus(h), 1, "retired_pending")
     c.eq(N.nvmlDeviceGetRemappedRows(h), (5, 6, 1, 0), "remapped_*")
     c.eq(N.nvmlDeviceGetEncoderStats(h), (2, 60, 1500), "encoder_*")
+    c.eq(N.nvmlDeviceGetSupportedEventTypes(h), 0x1C, "event_types")
+    s = N.nvmlEventSetCreate()
+    N.nvmlDeviceRegisterEvents(h, N.nvmlEventTypeXidCriticalError, s)
+    c.raises(lambda: N.nvmlEventSetWait(s, 0), TIMEOUT,
+             "xid: nothing while FAKE_NVML_TIME holds scenario time still")
+    N.nvmlEventSetFree(s)
 
     procs = [(p.pid, p.usedGpuMemory, p.gpuInstanceId, p.computeInstanceId)
              for p in N.nvmlDeviceGetComputeRunningProcesses(h)]
@@ -377,6 +383,8 @@ def child_full_pynvml(c, args):
     c.eq(N.nvmlDeviceGetName(h), "NVIDIA GeForce RTX 4080 SUPER # not a comment",
          "quoted value kept verbatim")
     c.raises(lambda: N.nvmlDeviceGetSerial(h), NOT_SUPPORTED, "absent string: NOT_SUPPORTED")
+    c.raises(lambda: N.nvmlDeviceGetSupportedEventTypes(h), NOT_SUPPORTED,
+             "no event_types and no xid: events NOT_SUPPORTED")
     c.raises(lambda: N.nvmlDeviceGetCudaComputeCapability(h), NOT_SUPPORTED,
              "absent compute_capability: NOT_SUPPORTED")
     c.raises(lambda: N.nvmlDeviceGetMemoryInfo(h), NOT_SUPPORTED,
@@ -597,8 +605,8 @@ def child_full_raw(c, args):
          "field values NULL")
 
     # stubs: every other name answers NOT_SUPPORTED
-    for name in ("nvmlDeviceGetPciInfoExt", "nvmlEventSetWait", "nvmlEventSetWait_v2",
-                 "nvmlEventSetCreate", "nvmlDeviceGetMigDeviceHandleByIndex", "nvmlUnitGetCount",
+    for name in ("nvmlDeviceGetPciInfoExt", "nvmlSystemEventSetWait", "nvmlSystemRegisterEvents",
+                 "nvmlSystemEventSetCreate", "nvmlDeviceGetMigDeviceHandleByIndex", "nvmlUnitGetCount",
                  "nvmlDeviceGetRunningProcessDetailList", "nvmlInternalGetExportTable"):
         c.rc(fn(name)(h0, None, None, None), NOT_SUPPORTED, "%s: NOT_SUPPORTED" % name)
     L.nvmlErrorString.restype = c_char_p
@@ -1041,6 +1049,156 @@ def child_legacy(c, args):
     c.ok(bytes(raw)[:12] == b"0000:00:09.0" and bytes(raw)[52:] == b"\xaa" * 16,
          "plain nvmlDeviceGetPciInfo, 52 bytes")
     c.rc(fn("nvmlDeviceGetPciInfoExt")(h, None), NOT_SUPPORTED, "a stub of the legacy build")
+    s, d = c_void_p(), EventData()
+    c.rc(fn("nvmlEventSetCreate")(byref(s)), SUCCESS, "nvmlEventSetCreate")
+    c.rc(fn("nvmlEventSetWait")(s, byref(d), c_uint(0)), TIMEOUT,
+         "the plain nvmlEventSetWait (no _v2 in old drivers)")
+    fn("nvmlEventSetFree")(s)
+    fn("nvmlShutdown")()
+
+
+class EventData(Structure):
+    _fields_ = [("device", c_void_p), ("eventType", c_ulonglong), ("eventData", c_ulonglong),
+                ("gpuInstanceId", c_uint), ("computeInstanceId", c_uint)]
+
+
+XID = 0x8
+
+
+def child_events_pynvml(c, args):
+    """events.scn at FAKE_NVML_SPEED=10 on the real clock, through NVIDIA's binding."""
+    import pynvml as N
+    N.nvmlInit()
+    t0 = time.time()  # scenario time 0: the first nvmlInit
+    h = [N.nvmlDeviceGetHandleByIndex(i) for i in range(6)]
+
+    def types(i):
+        try:
+            return N.nvmlDeviceGetSupportedEventTypes(h[i])
+        except N.NVMLError as e:
+            return "error %d" % e.value
+    c.eq([types(i) for i in range(6)], [XID, XID, 0x1F, "error 3", "error 3", XID],
+         "nvmlDeviceGetSupportedEventTypes: xid, event_types, absent, a GeForce")
+    a, b = N.nvmlEventSetCreate(), N.nvmlEventSetCreate()
+    for s in (a, b):
+        for i in (0, 1, 5):
+            N.nvmlDeviceRegisterEvents(h[i], N.nvmlEventTypeXidCriticalError, s)
+    N.nvmlDeviceRegisterEvents(h[2], N.nvmlEventTypeXidCriticalError | N.nvmlEventTypePState, a)
+    c.raises(lambda: N.nvmlDeviceRegisterEvents(h[3], N.nvmlEventTypeXidCriticalError, a),
+             NOT_SUPPORTED, "register a GPU without event keys: NOT_SUPPORTED")
+    c.raises(lambda: N.nvmlDeviceRegisterEvents(h[4], N.nvmlEventTypeXidCriticalError, a),
+             NOT_SUPPORTED, "register a GeForce: NOT_SUPPORTED")
+    c.raises(lambda: N.nvmlDeviceRegisterEvents(
+        h[0], N.nvmlEventTypeXidCriticalError | N.nvmlEventTypeSingleBitEccError, a),
+        NOT_SUPPORTED, "a type the GPU lacks refuses the call")
+
+    def drain(s, timeout_ms):
+        got = []
+        while True:
+            try:
+                d = N.nvmlEventSetWait(s, timeout_ms)
+            except N.NVMLError as e:
+                return got, e.value
+            got.append((N.nvmlDeviceGetIndex(d.device), d.eventType, d.eventData,
+                        d.gpuInstanceId, d.computeInstanceId, time.time() - t0))
+    got, rc = drain(a, 1000)
+    want = [(0, XID, 79), (0, XID, 13), (1, XID, 48), (0, XID, 13)]
+    c.eq([e[:3] for e in got], want,
+         "set A: the Xids of GPUs 0 and 1 in time order (GPU 0 first at equal times), "
+         "not GPU 5's after it was lost")
+    c.eq({e[3:5] for e in got}, {(NO_INSTANCE, NO_INSTANCE)}, "instance ids: none (no MIG)")
+    due = [0.1, 0.2, 0.2, 0.3]
+    c.ok(all(d - 0.01 <= e[5] < d + 0.25 for e, d in zip(got, due)),
+         "each one when it happens at FAKE_NVML_SPEED=10 (0.1, 0.2, 0.2, 0.3 s)",
+         repr([round(e[5], 3) for e in got]))
+    c.rc(rc, TIMEOUT, "then TIMEOUT")
+    got, rc = drain(b, 0)
+    c.eq([e[:3] for e in got], want, "set B: the same Xids, once more: each once per set")
+    c.rc(rc, TIMEOUT, "timeout 0 with nothing left: TIMEOUT")
+    late = N.nvmlEventSetCreate()
+    N.nvmlDeviceRegisterEvents(h[0], N.nvmlEventTypeXidCriticalError, late)
+    cpu, wall = time.process_time(), time.time()
+    got, rc = drain(late, 400)
+    cpu, wall = time.process_time() - cpu, time.time() - wall
+    c.eq((got, rc), ([], TIMEOUT), "a set registered afterwards: the Xids before it are gone")
+    c.ok(0.39 <= wall < 1.0, "a wait without events blocks for its timeout (400 ms)",
+         "%.3f s" % wall)
+    c.ok(cpu < 0.1, "... without spinning", "%.3f s of CPU" % cpu)
+    for s in (a, b, late):
+        N.nvmlEventSetFree(s)
+    N.nvmlShutdown()
+
+
+def child_events_raw(c, args):
+    """What pynvml hides: the plain wait's 24 bytes, bad arguments, a wait woken by a register."""
+    c.rc(fn("nvmlInit_v2")(), SUCCESS, "nvmlInit_v2")
+    h = [handle(i) for i in range(4)]
+    create, register = fn("nvmlEventSetCreate"), fn("nvmlDeviceRegisterEvents")
+    register.argtypes = [c_void_p, c_ulonglong, c_void_p]
+    wait, wait2 = fn("nvmlEventSetWait"), fn("nvmlEventSetWait_v2")
+    for f in (wait, wait2):
+        f.argtypes = [c_void_p, c_void_p, c_uint]
+    s = c_void_p()
+    c.rc(create(byref(s)), SUCCESS, "nvmlEventSetCreate")
+
+    # a wait on an empty set, woken by a registration whose Xid comes before its timeout
+    result = {}
+
+    def waiter():
+        d = EventData()
+        t = time.time()
+        result["rc"] = wait2(s, byref(d), 3000)
+        result["d"], result["t"] = (d.eventData, d.device), time.time() - t
+    th = threading.Thread(target=waiter)
+    th.start()
+    time.sleep(0.02)
+    c.rc(register(h[0], XID, s), SUCCESS, "register GPU 0 while a thread waits on the set")
+    t = time.time()
+    temps = [get_uint("nvmlDeviceGetTemperature", h[1], c_uint(0))[0] for _ in range(200)]
+    busy = time.time() - t
+    th.join()
+    c.ok(busy < 0.5, "other calls go on while a thread waits", "200 calls in %.3f s" % busy)
+    c.eq((result["rc"], result["d"]), (SUCCESS, (79, h[0].value)),
+         "the waiting thread gets GPU 0's Xid 79")
+    c.ok(result["t"] < 1.0, "when it happens, not at the timeout", "%.3f s" % result["t"])
+
+    raw = (ctypes.c_ubyte * 40)(*([0xAA] * 40))
+    c.rc(wait(s, raw, 1000), SUCCESS, "nvmlEventSetWait")
+    d = EventData.from_buffer_copy(bytes(raw)[:32])
+    c.eq((d.device, d.eventType, d.eventData), (h[0].value, XID, 13), "the next Xid, 13")
+    c.ok(bytes(raw)[24:] == b"\xaa" * 16, "the plain wait writes 24 bytes: no instance ids",
+         bytes(raw).hex())
+    raw = (ctypes.c_ubyte * 40)(*([0xAA] * 40))
+    c.rc(wait2(s, raw, 1000), SUCCESS, "nvmlEventSetWait_v2")
+    c.ok(bytes(raw)[24:32] == b"\xff" * 8 and bytes(raw)[32:] == b"\xaa" * 8,
+         "_v2 writes 32 bytes, the instance ids 0xFFFFFFFF", bytes(raw).hex())
+    d = EventData()
+    c.rc(wait(s, byref(d), 0), TIMEOUT, "nothing more: TIMEOUT at once")
+    c.rc(wait(None, byref(d), 0), INVALID_ARGUMENT, "wait on NULL: INVALID_ARGUMENT")
+    c.rc(wait2(s, None, 0), INVALID_ARGUMENT, "wait into NULL: INVALID_ARGUMENT")
+    c.rc(register(h[0], XID, None), INVALID_ARGUMENT, "register into NULL: INVALID_ARGUMENT")
+    c.rc(create(None), INVALID_ARGUMENT, "nvmlEventSetCreate(NULL): INVALID_ARGUMENT")
+    c.rc(register(h[2], 0x1F, s), SUCCESS, "register every type event_types allows")
+    c.rc(fn("nvmlEventSetFree")(s), SUCCESS, "nvmlEventSetFree")
+    c.rc(wait(s, byref(d), 0), INVALID_ARGUMENT, "a freed set: INVALID_ARGUMENT")
+    fn("nvmlShutdown")()
+    c.rc(create(byref(s)), UNINITIALIZED, "after nvmlShutdown: UNINITIALIZED")
+
+
+def child_events_period(c, args):
+    """With `period`, the Xids recur every period."""
+    c.rc(fn("nvmlInit_v2")(), SUCCESS, "nvmlInit_v2")
+    s = c_void_p()
+    fn("nvmlEventSetCreate")(byref(s))
+    fn("nvmlDeviceRegisterEvents")(handle(0), c_ulonglong(XID), s)
+    codes = []
+    for _ in range(5):
+        d = EventData()
+        if fn("nvmlEventSetWait_v2")(s, byref(d), c_uint(1000)) != SUCCESS:
+            break
+        codes.append(d.eventData)
+    c.eq(codes, [31, 32, 31, 32, 31], "period 2 s, Xids at 0.5 and 1.5 s: 31, 32, 31, ...")
+    fn("nvmlEventSetFree")(s)
     fn("nvmlShutdown")()
 
 
@@ -1226,6 +1384,9 @@ def main():
     run_child(tap, "lost_live", current, faults)
     run_child(tap, "threads", current, faults, 22)
     run_child(tap, "cc", current, os.path.join(SCN, "cc.scn"), 0)
+    events = os.path.join(SCN, "events.scn")
+    run_child(tap, "events_pynvml", current, events, env={"FAKE_NVML_SPEED": "10"})
+    run_child(tap, "events_raw", current, events, env={"FAKE_NVML_SPEED": "10"})
     run_child(tap, "init_error", current, os.path.join(SCN, "init_error.scn"), 0)
     run_child(tap, "environment", current)
     for t in (3, 7, 13, 23.5):
@@ -1238,6 +1399,10 @@ def main():
         run_child(tap, "clock", current, clock, env={"FAKE_NVML_EPOCH": str(time.time() - 100)})
         run_child(tap, "clock", current, clock, 70, env={"FAKE_NVML_EPOCH": "1000"})
         run_child(tap, "clock", current, clock)
+        recurring = os.path.join(tmp, "recurring.scn")
+        with open(recurring, "w") as f:
+            f.write("[system]\nperiod = 2\n[gpu]\nxid = 0.5:31 1.5:32\n")
+        run_child(tap, "events_period", current, recurring, env={"FAKE_NVML_SPEED": "10"})
         log = os.path.join(tmp, "calls.log")
         with open(log, "w") as f:
             f.write("earlier line kept (O_APPEND)\n")

@@ -171,6 +171,12 @@ def child_read(since_us, cc_layout):
         out["count_error"] = code(e)
         return out
     out["count"] = count
+    # one event set for Xid errors, every GPU registered as gpuscope does at scan;
+    # FAKE_NVML_TIME holds scenario time still, so none arrives and watched GPUs show []
+    try:
+        events = N.nvmlEventSetCreate()
+    except N.NVMLError:
+        events = None
 
     for i in range(count):
         g = {"handle_error": None, "stopped_by": None, "raw": {}, "err": {}}
@@ -235,6 +241,13 @@ def child_read(since_us, cc_layout):
         rd("pcie_width_max", N.nvmlDeviceGetMaxPcieLinkWidth, h)
         rd("reasons_supported", newest(N.nvmlDeviceGetSupportedClocksEventReasons,
                                        N.nvmlDeviceGetSupportedClocksThrottleReasons), h)
+        g["xid_watch"] = "no event set"
+        if events is not None:
+            try:
+                N.nvmlDeviceRegisterEvents(h, N.nvmlEventTypeXidCriticalError, events)
+                g["xid_watch"] = None
+            except N.NVMLError as e:
+                g["xid_watch"] = code(e)
 
         # readings, in the order gpuscope reads them at each sample
         m = rd("memory_v2", N.nvmlDeviceGetMemoryInfo, h, N.nvmlMemory_v2)
@@ -345,6 +358,8 @@ def child_read(since_us, cc_layout):
                  "enc": s.encUtil, "dec": s.decUtil} for s in samples]}
         except N.NVMLError as e:
             g["proc_util"] = {"error": code(e), "samples": []}
+    if events is not None:
+        N.nvmlEventSetFree(events)
     return out
 
 
@@ -731,6 +746,10 @@ def expected_gpu(g):
     for i, jkey in enumerate(("encoder_sessions", "encoder_average_fps",
                               "encoder_average_latency_us")):
         put(jkey, None if es is None else es[i], said("encoder_stats"))
+    watch = g.get("xid_watch", "no handle")
+    put("xid_errors", [] if watch is None else None,
+        "registered for Xid events" if watch is None else "registration: error %s" % watch
+        if isinstance(watch, int) else watch)
 
     # the state
     if g["handle_error"] is not None:
@@ -865,7 +884,8 @@ def compare_status(doc, child, since_us, proc_root):
                 continue
             if key == "memory_source" and state != "ok":
                 continue
-            if state != "ok" and key not in IDENTITY:
+            # a GPU lost after its registration for Xid events keeps its counts
+            if state != "ok" and key not in IDENTITY and key != "xid_errors":
                 # docs/json-schema.md: a GPU that is not ok has null readings
                 why = ("%s answered %s" % (g["stopped_by"][0], g["err"][g["stopped_by"][0]])
                        if g["stopped_by"] else "no handle: error %s" % g["handle_error"])

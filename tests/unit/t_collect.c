@@ -3,11 +3,13 @@
  * driver library: what is asked of the driver (NOT_SUPPORTED remembered,
  * the slow PCIe throughput call never made), a GPU that hangs (not
  * responding within the deadline, skipped while its worker is stuck), a
- * GPU lost between two samples, device selection, and the process list
- * layouts. Runs from the repository root; O names the build directory.
+ * GPU lost between two samples, device selection, the process list
+ * layouts, and Xid errors from NVML's events. Runs from the repository root; O names the build
+ * directory.
  */
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -427,6 +429,58 @@ test_process_race(void)
 	unlink(path);
 }
 
+/* the Xid errors of xid.scn through NVML's events, played 20 times as fast */
+static void
+test_xid(void)
+{
+	struct gs_config cfg;
+	struct collector *c;
+	struct gpu_snapshot s;
+	struct err err = ERR_INIT;
+	char epoch[64];
+	double t0;
+	bool seen = false;
+
+	setup(&cfg, "tests/scenarios/xid.scn");
+	unsetenv("FAKE_NVML_TIME");
+	setenv("FAKE_NVML_SPEED", "20", 1);
+	snprintf(epoch, sizeof(epoch), "%.3f", clock_now(NULL));
+	setenv("FAKE_NVML_EPOCH", epoch, 1);
+	collector_open(&cfg, &c, &err);
+	gpu_snapshot_init(&s);
+	/* Xid 79, 13, 13 at 0.05, 0.1, 0.15 s; the event thread looks every 0.5 s */
+	for (int i = 0; i < 30 && !seen; i++) {
+		gpu_snapshot_release(&s);
+		gpu_snapshot_init(&s);
+		collector_sample(c, &s, 0, &err);
+		seen = s.nr_dev == 2 && s.dev[1].nr_xid == 2 && s.dev[1].xid[1].count == 2;
+		if (!seen)
+			usleep(100 * 1000);
+	}
+	ok(seen, "GPU 1's Xids are counted within 3 s");
+	ok(s.dev[0].xid_watched && s.dev[0].nr_xid == 0, "GPU 0 is watched and has none");
+	ok(s.dev[1].xid_watched, "GPU 1 is watched");
+	ok(s.dev[1].xid[0].xid == 79 && s.dev[1].xid[0].count == 1, "Xid 79 once, first");
+	ok(s.dev[1].xid[1].xid == 13 && s.dev[1].xid[1].count == 2, "then Xid 13 twice");
+	gpu_snapshot_release(&s);
+	t0 = clock_mono();
+	collector_close(c);
+	ok(clock_mono() - t0 < 0.25,
+	   "close does not wait for the event thread's next look (%.3f s)", clock_mono() - t0);
+	unsetenv("FAKE_NVML_SPEED");
+	setenv("FAKE_NVML_TIME", "0", 1);
+	setenv("FAKE_NVML_EPOCH", "1767225600", 1);
+
+	setup(&cfg, "tests/scenarios/h100x2.scn");
+	collector_open(&cfg, &c, &err);
+	gpu_snapshot_init(&s);
+	collector_sample(c, &s, 0, &err);
+	ok(s.nr_dev == 2 && !s.dev[0].xid_watched && !s.dev[1].xid_watched,
+	   "GPUs without NVML events are not watched");
+	gpu_snapshot_release(&s);
+	collector_close(c);
+}
+
 int
 main(void)
 {
@@ -436,6 +490,7 @@ main(void)
 	test_layouts();
 	test_no_gpu();
 	test_lost_midrun();
+	test_xid();
 	test_hang();
 	return done_testing();
 }

@@ -1,7 +1,8 @@
 /*
  * Drives the fake NVML the way a monitor does, from several threads, for
  * test_fake.py to run under valgrind: init twice, query every GPU (each GPU
- * from its own thread), the process lists with the two-call pattern, then
+ * from its own thread) while another thread waits for events, the process
+ * lists with the two-call pattern, then
  * shut down and do it all again, so that a second load of the scenario runs.
  *
  * Built by the test against the fake library:
@@ -77,19 +78,41 @@ worker(void *arg)
 	return NULL;
 }
 
+/* a monitor's event thread: short waits on GPU 0's Xids while the workers query */
+static void *
+waiter(void *arg)
+{
+	nvmlEventSet_t set;
+	nvmlEventData_t data;
+	nvmlDevice_t dev;
+
+	(void)arg;
+	expect("nvmlEventSetCreate", nvmlEventSetCreate(&set), NVML_SUCCESS);
+	expect("nvmlDeviceGetHandleByIndex_v2", nvmlDeviceGetHandleByIndex_v2(0, &dev),
+	       NVML_SUCCESS);
+	expect("nvmlDeviceRegisterEvents",
+	       nvmlDeviceRegisterEvents(dev, nvmlEventTypeXidCriticalError, set), NVML_SUCCESS);
+	for (int i = 0; i < ROUNDS; i++)
+		nvmlEventSetWait_v2(set, &data, 1);
+	expect("nvmlEventSetFree", nvmlEventSetFree(set), NVML_SUCCESS);
+	return NULL;
+}
+
 static void
 session(void)
 {
-	pthread_t threads[FAKE_MAX_GPUS];
+	pthread_t threads[FAKE_MAX_GPUS], events;
 	unsigned int count = 0;
 
 	expect("nvmlInit_v2", nvmlInit_v2(), NVML_SUCCESS);
 	expect("nvmlInitWithFlags", nvmlInitWithFlags(0), NVML_SUCCESS);
 	expect("nvmlDeviceGetCount_v2", nvmlDeviceGetCount_v2(&count), NVML_SUCCESS);
+	pthread_create(&events, NULL, waiter, NULL);
 	for (unsigned int i = 0; i < count; i++)
 		pthread_create(&threads[i], NULL, worker, (void *)(size_t)i);
 	for (unsigned int i = 0; i < count; i++)
 		pthread_join(threads[i], NULL);
+	pthread_join(events, NULL);
 	expect("nvmlShutdown", nvmlShutdown(), NVML_SUCCESS);
 	expect("nvmlShutdown", nvmlShutdown(), NVML_SUCCESS);
 	expect("nvmlShutdown after the last", nvmlShutdown(), NVML_ERROR_UNINITIALIZED);
