@@ -200,6 +200,20 @@ if start lost $fake FAKE_NVML_SCENARIO=tests/scenarios/faults.scn FAKE_NVML_SPEE
 	stop "$pid"
 fi
 
+# --- Xid errors from NVML events ----------------------------------------------------------------
+if start xid $fake FAKE_NVML_SCENARIO=tests/scenarios/xid.scn FAKE_NVML_SPEED=10 -- -d 0.2 --doctor-interval 0; then
+	if wait_for "${url}metrics" '^gpuscope_gpu_xid_errors_total{gpu="1",.*xid="13"} 2$'; then
+		curl -s "${url}metrics" >"$tmp/m"
+		ok "Xid 13 twice on GPU 1: gpuscope_gpu_xid_errors_total{xid=\"13\"} 2"
+		check "Xid 79 once on GPU 1" grep -q '^gpuscope_gpu_xid_errors_total{gpu="1",.*xid="79"} 1$' "$tmp/m"
+		check "no Xid series for GPU 0" sh -c "! grep -q '^gpuscope_gpu_xid_errors_total{gpu=\"0\"' '$tmp/m'"
+	else
+		curl -s "${url}metrics" | grep xid >"$tmp/m"
+		not_ok "the scenario's Xid errors are not exported" "$tmp/m" "$tmp/xid.err"
+	fi
+	stop "$pid"
+fi
+
 # --- the library missing --------------------------------------------------------------------
 if start nolib GPUSCOPE_NVML=$tmp/missing/libnvidia-ml.so.1 GPUSCOPE_SYSFS_ROOT=tests/fixtures/serve/sys GPUSCOPE_PROC_ROOT=tests/fixtures/proc -- -d 0.2; then
 	check "no library: says why on stderr, and serves anyway" grep -q 'no GPU found: .*going on without' "$tmp/nolib.err"
