@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <grp.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -477,6 +478,17 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 	}
 	sv->st.stale_after = 3 * interval + cfg->timeout + cfg->window + 1;
 
+	/*
+	 * A long-running process whose threads (one per GPU read, the
+	 * collection, the HTTP loop) allocate and free bodies of 100 KiB and
+	 * more every second: few malloc arenas, and large blocks mapped and
+	 * unmapped rather than left in a heap, keep its memory flat.
+	 */
+#ifdef M_ARENA_MAX
+	mallopt(M_ARENA_MAX, 2);
+	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 256 * 1024);
+#endif
 	cfg->want_procs = true;
 	if (doctor_interval > 0)
 		nvml_probe(cfg, &sv->probe);

@@ -183,14 +183,26 @@ handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 {
 	struct http_server *h = cls;
 
+	static int request_seen;
+
 	(void)version;
 	(void)upload_data;
-	(void)upload_data_size;
-	(void)con_cls;
+	/* at once, closing the connection: a body that may follow is not read */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 		             "gpuscope serve answers GET and HEAD only\n", MHD_HTTP_HEADER_ALLOW,
 		             "GET, HEAD");
+	/*
+	 * The first call only announces the request: a response queued then
+	 * makes libmicrohttpd close the connection after it (it cannot know
+	 * the request was read whole), so keep-alive needs the second call.
+	 */
+	if (!*con_cls) {
+		*con_cls = &request_seen;
+		return MHD_YES;
+	}
+	if (*upload_data_size) /* a GET with a body: refused, the connection closed */
+		return MHD_NO;
 	if (!authorized(h, c))
 		return reply(c, MHD_HTTP_UNAUTHORIZED, "text/plain; charset=utf-8",
 		             "unauthorized: this gpuscope serve wants basic auth\n",
@@ -359,7 +371,7 @@ http_start(const struct http_opts *o, struct serve_state *st, struct http_server
 		OPT(MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)log_line, h);
 		OPT(MHD_OPTION_CONNECTION_LIMIT, o->max_connections, NULL);
 		OPT(MHD_OPTION_CONNECTION_TIMEOUT, o->timeout, NULL);
-		OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, 16384, NULL);
+		OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, 32768, NULL);
 		OPT(MHD_OPTION_LISTEN_BACKLOG_SIZE, 128, NULL);
 		if (!any)
 			OPT(MHD_OPTION_SOCK_ADDR, 0, &h->addr);
