@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the benchmark scripts (sourced, not run).
 
 # Build bench/wait4run.c into $1/wait4run when it is missing or older than
@@ -20,4 +21,24 @@ median() {
 median_cpu() {
 	awk '{ print $2 + $3 }' "$1" | sort -g | awk '{ v[NR] = $1 } END {
 		print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# Start $1 sleeping processes, for a scenario whose GPU processes must exist in
+# /proc: their pids are appended to the array PIDS and written to the file $2.
+start_sleepers() {
+	echo "== starting $1 sleeping processes"
+	: >"$2"
+	for _ in $(seq "$1"); do
+		sleep 86400 &
+		PIDS+=($!)
+		echo $! >>"$2"
+	done
+}
+
+# Kill and reap the processes of the array PIDS (from an EXIT trap).
+stop_sleepers() {
+	if [ ${#PIDS[@]} -gt 0 ]; then
+		kill "${PIDS[@]}" 2>/dev/null || true
+		wait "${PIDS[@]}" 2>/dev/null || true
+	fi
 }

@@ -35,6 +35,8 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 SECONDS_PER_RUN=${1:-30}
 GPUS=${BENCH_GPUS:-8}
 PROCS=${BENCH_PROCS:-200}
@@ -113,22 +115,13 @@ cleanup() {
 		kill "$SRV" 2>/dev/null || true
 		wait "$SRV" 2>/dev/null || true
 	fi
-	if [ ${#PIDS[@]} -gt 0 ]; then
-		kill "${PIDS[@]}" 2>/dev/null || true
-		wait "${PIDS[@]}" 2>/dev/null || true
-	fi
+	stop_sleepers
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-echo "== starting $PROCS sleeping processes"
-: >"$OUT/serve-pids"
-for _ in $(seq "$PROCS"); do
-	sleep 86400 &
-	PIDS+=($!)
-	echo $! >>"$OUT/serve-pids"
-done
+start_sleepers "$PROCS" "$OUT/serve-pids"
 SCN=$OUT/serve-h100x${GPUS}-${PROCS}.scn
 python3 bench/make-scenario.py --gpus "$GPUS" --procs "$PROCS" --pids-file "$OUT/serve-pids" -o "$SCN"
 

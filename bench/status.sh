@@ -82,22 +82,13 @@ cleanup() {
 	if [ -n "$RUN" ]; then
 		kill "$RUN" 2>/dev/null || true
 	fi
-	if [ ${#PIDS[@]} -gt 0 ]; then
-		kill "${PIDS[@]}" 2>/dev/null || true
-		wait "${PIDS[@]}" 2>/dev/null || true
-	fi
+	stop_sleepers
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-echo "== starting $PROCS sleeping processes"
-: >"$OUT/pids"
-for _ in $(seq "$PROCS"); do
-	sleep 86400 &
-	PIDS+=($!)
-	echo $! >>"$OUT/pids"
-done
+start_sleepers "$PROCS" "$OUT/pids"
 
 SCN=$OUT/h100x${GPUS}-${PROCS}.scn
 python3 bench/make-scenario.py --gpus "$GPUS" --procs "$PROCS" --pids-file "$OUT/pids" \

@@ -18,6 +18,8 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 ROUNDS=${1:-${BENCH_ROUNDS:-3}}
 GPUS=${BENCH_GPUS:-8}
 PROCS=${BENCH_PROCS:-1000}
@@ -64,22 +66,13 @@ PIDS=()
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
 	tmux -L "$SOCK" kill-server 2>/dev/null || true
-	if [ ${#PIDS[@]} -gt 0 ]; then
-		kill "${PIDS[@]}" 2>/dev/null || true
-		wait "${PIDS[@]}" 2>/dev/null || true
-	fi
+	stop_sleepers
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-echo "== starting $PROCS sleeping processes"
-: >"$OUT/top-pids"
-for _ in $(seq "$PROCS"); do
-	sleep 86400 &
-	PIDS+=($!)
-	echo $! >>"$OUT/top-pids"
-done
+start_sleepers "$PROCS" "$OUT/top-pids"
 SCN=$PWD/$OUT/top-h100x${GPUS}-${PROCS}.scn
 python3 bench/make-scenario.py --gpus "$GPUS" --procs "$PROCS" --pids-file "$OUT/top-pids" \
 	-o "$SCN" >/dev/null
@@ -143,7 +136,7 @@ EOF
 		'BEGIN { printf "%.2f %d %d\n", (c1 - c0) / hz / (t1 - t0) * 100, hwm, r }'
 }
 
-median() {
+median_stdin() {
 	sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
@@ -166,8 +159,8 @@ done
 	echo "machine: $(nproc) CPUs, $(uname -sr); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
 	printf '%-10s %14s %16s\n' tool "CPU % (avg)" "peak RSS (MiB)"
 	for name in gpuscope nvitop; do
-		cpu=$(awk -v n="$name" '$1 == n { print $2 }' "$OUT/top-results.txt" | median)
-		rss=$(awk -v n="$name" '$1 == n { print $3 / 1024 }' "$OUT/top-results.txt" | median)
+		cpu=$(awk -v n="$name" '$1 == n { print $2 }' "$OUT/top-results.txt" | median_stdin)
+		rss=$(awk -v n="$name" '$1 == n { print $3 / 1024 }' "$OUT/top-results.txt" | median_stdin)
 		printf '%-10s %14.2f %16.1f\n' "$name" "$cpu" "$rss"
 	done
 	echo "command: O=$O bench/top.sh $ROUNDS"
