@@ -105,14 +105,14 @@ expect_xids "a library without nvmlEventSetWait_v2: the same counts through nvml
 
 # 5. at most 16 codes: a 17th is added to the 16th entry
 codes=""
-for c in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 1; do codes="$codes 0.5:$c"; done
+for c in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 1; do codes="$codes 5:$c"; done
 printf '[gpu]\nname = busy\nxid =%s\n' "$codes" >"$tmp/many.scn"
 fast FAKE_NVML_SCENARIO="$tmp/many.scn" "$bin" watch -c 6 -d 0.2 --format ndjson >"$tmp/out" 2>"$tmp/err"
 expect_xids "17 codes: 16 entries, the 17th counted in the 16th, a repeat where it was first seen" "$tmp/out" \
 	"[[{\"xid\": 1, \"count\": 2}$(for c in 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do printf ', {"xid": %s, "count": 1}' $c; done), {\"xid\": 16, \"count\": 2}]]"
 
 # 6. a GPU that falls off the bus keeps the Xid that said so
-printf '[gpu]\nname = falling\ntemperature = 40\nxid = 1:79\nlost = 1\n' >"$tmp/lost.scn"
+printf '[gpu]\nname = falling\ntemperature = 40\nxid = 5:79\nlost = 6\n' >"$tmp/lost.scn"
 fast FAKE_NVML_SCENARIO="$tmp/lost.scn" "$bin" watch -c 8 -d 0.2 --format ndjson >"$tmp/out" 2>"$tmp/err"
 check "the GPU is lost by the last sample" python3 -c '
 import json, sys
