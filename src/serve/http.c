@@ -371,7 +371,7 @@ http_start(const struct http_opts *o, struct serve_state *st, struct http_server
 		OPT(MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)log_line, h);
 		OPT(MHD_OPTION_CONNECTION_LIMIT, o->max_connections, NULL);
 		OPT(MHD_OPTION_CONNECTION_TIMEOUT, o->timeout, NULL);
-		OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, 32768, NULL);
+		OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, 16384, NULL);
 		OPT(MHD_OPTION_LISTEN_BACKLOG_SIZE, 128, NULL);
 		if (!any)
 			OPT(MHD_OPTION_SOCK_ADDR, 0, &h->addr);

@@ -165,6 +165,10 @@ PY
 	check "an unknown path is 404 ($code)" test "$code" = 404
 	code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "${url}metrics")
 	check "POST is 405 ($code)" test "$code" = 405
+	curl -sv -o /dev/null -o /dev/null "${url}metrics" "${url}metrics" 2>"$tmp/v"
+	check "keep-alive: a second scrape reuses the connection" grep -q 'Re-using existing connection' "$tmp/v"
+	code=$(curl -s -o /dev/null -w '%{http_code}' -H "X-Big: $(head -c 20000 /dev/zero | tr '\0' a)" "${url}metrics")
+	check "a request whose headers pass 16 KiB is refused ($code)" test "$code" = 431
 	code=$(curl -s -I -o "$tmp/h" -w '%{http_code} %{size_download}' "${url}metrics")
 	check "HEAD /metrics ($code)" test "$code" = "200 0"
 	wait_for "${url}api/v1/findings" '"schema":"gpuscope.doctor/1"' && ok "/api/v1/findings is doctor's report" || not_ok "/api/v1/findings" "$tmp/basic.err"
