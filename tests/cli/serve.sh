@@ -248,9 +248,12 @@ fi
 # --- a scrape storm and idle connections ------------------------------------------------------
 if start storm $fake FAKE_NVML_SCENARIO=tests/scenarios/h100x2.scn -- -d 0.2 --max-connections 8 --connection-timeout 1; then
 	wait_for "${url}metrics" '^gpuscope_gpu_up' >/dev/null
-	python3 - "$url" "$pid" >"$tmp/storm" 2>&1 <<'PY'
+	# AddressSanitizer's quarantine keeps freed memory: a looser bound there
+	rss_max=65536
+	if nm "$bin" 2>/dev/null | grep -q __asan_init; then rss_max=524288; fi
+	python3 - "$url" "$pid" "$rss_max" >"$tmp/storm" 2>&1 <<'PY'
 import socket, sys, threading, time, urllib.request, urllib.parse
-url, pid = sys.argv[1], sys.argv[2]
+url, pid, rss_max = sys.argv[1], sys.argv[2], int(sys.argv[3])
 host, port = urllib.parse.urlsplit(url).hostname, urllib.parse.urlsplit(url).port
 good = bad = 0
 lock = threading.Lock()
@@ -290,8 +293,8 @@ while st.is_alive():
 print("%d scrapes served while a slow client trickled for %.1f s" % (served, time.monotonic() - t))
 assert served > 20, served
 rss = [l for l in open("/proc/%s/status" % pid) if l.startswith("VmHWM")][0].split()[1]
-print("peak RSS %s kB" % rss)
-assert int(rss) < 64 * 1024, rss
+print("peak RSS %s kB (bound %d)" % (rss, rss_max))
+assert int(rss) < rss_max, rss
 PY
 	rc=$?
 	if [ $rc -eq 0 ]; then ok "scrape storm (40 clients x 25), idle and slow clients: $(tr '\n' ';' <"$tmp/storm")"
