@@ -97,6 +97,14 @@ int cmd_parse_time(const char *s, double first, double last, double *out);
 int cmd_parse_size(const char *s, uint64_t *out);
 
 /*
+ * The whole number arg of option opt (its name, "--count"), from min to max.
+ * Returns 0 with *out set, or prints "OPT takes a whole number from MIN to
+ * MAX, not 'ARG'" and returns -1.
+ */
+int cmd_parse_count(const char *opt, const char *arg, unsigned long min, unsigned long max,
+                    unsigned long *out);
+
+/*
  * For commands that run until stopped (watch, record): call before opening
  * the feed. SIGINT, SIGTERM and SIGHUP are then handled by a thread of
  * their own: before cmd_stop_feed() they end the program at once (exit

@@ -266,6 +266,23 @@ cmd_parse_seconds(const char *s, double *out)
 }
 
 int
+cmd_parse_count(const char *opt, const char *arg, unsigned long min, unsigned long max,
+                unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max) {
+		cmd_error("%s takes a whole number from %lu to %lu, not '%s'", opt, min, max, arg);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int
 cmd_parse_size(const char *s, uint64_t *out)
 {
 	char *end;

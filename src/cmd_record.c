@@ -75,7 +75,6 @@ cmd_record(int argc, char **argv, struct gs_config *cfg)
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:d:c:i:qh", opts, NULL)) != -1) {
-		char *end;
 		unsigned long n;
 
 		switch (c) {
@@ -94,17 +93,11 @@ cmd_record(int argc, char **argv, struct gs_config *cfg)
 		case 'c':
 		case OPT_KEEP:
 		case OPT_KEYFRAME:
-			errno = 0;
-			n = strtoul(optarg, &end, 10);
-			if (end == optarg || *end || errno || n == 0 || n > 1000000 ||
-			    *optarg == '-') {
-				cmd_error("%s takes a whole number from 1 to 1000000, not '%s'",
-				          c == 'c'        ? "--count"
-				          : c == OPT_KEEP ? "--keep"
-				                          : "--keyframe-every",
-				          optarg);
+			if (cmd_parse_count(c == 'c'        ? "--count"
+			                    : c == OPT_KEEP ? "--keep"
+			                                    : "--keyframe-every",
+			                    optarg, 1, 1000000, &n) < 0)
 				return EXIT_USAGE;
-			}
 			if (c == 'c')
 				count = n;
 			else if (c == OPT_KEEP)

@@ -315,22 +315,6 @@ hash_password(void)
 	return EXIT_OK;
 }
 
-static int
-parse_count(const char *opt, const char *arg, unsigned min, unsigned max, unsigned *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max) {
-		cmd_error("%s takes a whole number from %u to %u, not '%s'", opt, min, max, arg);
-		return -1;
-	}
-	*out = (unsigned)v;
-	return 0;
-}
-
 int
 cmd_serve(int argc, char **argv, struct gs_config *cfg)
 {
@@ -368,6 +352,7 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 	const char *ids = NULL, *user = NULL, *web_path = NULL;
 	double interval = 1, doctor_interval = 30;
 	unsigned max_procs = 50;
+	unsigned long n;
 	char url[128];
 	struct err err = ERR_INIT;
 	sigset_t sigs;
@@ -392,8 +377,9 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 			}
 			break;
 		case OPT_PROCS:
-			if (parse_count("--processes", optarg, 0, 100000, &max_procs) < 0)
+			if (cmd_parse_count("--processes", optarg, 0, 100000, &n) < 0)
 				return EXIT_USAGE;
+			max_procs = (unsigned)n;
 			break;
 		case OPT_DOCTOR:
 			if (cmd_parse_seconds(optarg, &doctor_interval) < 0 ||
@@ -404,13 +390,14 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 			}
 			break;
 		case OPT_MAXCONN:
-			if (parse_count("--max-connections", optarg, 1, 10000,
-			                &ho.max_connections) < 0)
+			if (cmd_parse_count("--max-connections", optarg, 1, 10000, &n) < 0)
 				return EXIT_USAGE;
+			ho.max_connections = (unsigned)n;
 			break;
 		case OPT_CONNTIMEOUT:
-			if (parse_count("--connection-timeout", optarg, 1, 3600, &ho.timeout) < 0)
+			if (cmd_parse_count("--connection-timeout", optarg, 1, 3600, &n) < 0)
 				return EXIT_USAGE;
+			ho.timeout = (unsigned)n;
 			break;
 		case OPT_USER:
 			user = optarg;

@@ -296,19 +296,12 @@ cmd_watch(int argc, char **argv, struct gs_config *cfg)
 				goto out;
 			}
 			break;
-		case 'c': {
-			char *end;
-
-			errno = 0;
-			count = strtoul(optarg, &end, 10);
-			if (end == optarg || *end || errno || count == 0 || optarg[0] == '-') {
-				cmd_error("--count takes a number of samples above 0, not '%s'",
-				          optarg);
+		case 'c':
+			if (cmd_parse_count("--count", optarg, 1, 1000000000, &count) < 0) {
 				rc = EXIT_USAGE;
 				goto out;
 			}
 			break;
-		}
 		case OPT_FORMAT:
 			if (parse_format(&w, optarg) < 0) {
 				rc = EXIT_USAGE;
