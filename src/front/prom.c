@@ -213,14 +213,17 @@ gpu_labels(struct fam *f, const struct gpu_device *d)
 	label(f, "driver", d->driver);
 }
 
-/* Whether the exposition being written is OpenMetrics (set by prom_write, read by fam_init). */
-static _Thread_local bool writing_om;
+/* Where an exposition is written, and in which of the two formats. */
+struct prom_out {
+	struct strbuf *sb;
+	bool om; /* OpenMetrics */
+};
 
 static struct fam
-fam_init(struct strbuf *sb, const char *prefix, const char *name, const char *type,
+fam_init(const struct prom_out *out, const char *prefix, const char *name, const char *type,
          const char *help)
 {
-	struct fam f = { sb, prefix, name, type, help, NULL, writing_om, false, false };
+	struct fam f = { out->sb, prefix, name, type, help, NULL, out->om, false, false };
 
 	return f;
 }
@@ -233,11 +236,11 @@ readable(const struct gpu_device *d)
 }
 
 static void
-write_identity(struct strbuf *sb, const struct gpu_snapshot *s)
+write_identity(const struct prom_out *out, const struct gpu_snapshot *s)
 {
 	struct fam f;
 
-	f = fam_init(sb, "gpuscope_gpu_", "info", "gauge",
+	f = fam_init(out, "gpuscope_gpu_", "info", "gauge",
 	             "identity of a GPU; always 1, the labels carry the information");
 	for (size_t i = 0; i < s->nr_dev; i++) {
 		const struct gpu_device *d = &s->dev[i];
@@ -255,7 +258,7 @@ write_identity(struct strbuf *sb, const struct gpu_snapshot *s)
 		sample_end(&f, 1);
 	}
 
-	f = fam_init(sb, "gpuscope_gpu_", "up", "gauge",
+	f = fam_init(out, "gpuscope_gpu_", "up", "gauge",
 	             "1 when the GPU answered and its readings are current, else 0");
 	for (size_t i = 0; i < s->nr_dev; i++) {
 		sample_begin(&f);
@@ -263,7 +266,7 @@ write_identity(struct strbuf *sb, const struct gpu_snapshot *s)
 		sample_end(&f, readable(&s->dev[i]) ? 1 : 0);
 	}
 
-	f = fam_init(sb, "gpuscope_gpu_", "state", "gauge",
+	f = fam_init(out, "gpuscope_gpu_", "state", "gauge",
 	             "1 for a GPU that is not ok, with the reason in the state label");
 	for (size_t i = 0; i < s->nr_dev; i++) {
 		if (s->dev[i].state == DEV_OK)
@@ -276,7 +279,7 @@ write_identity(struct strbuf *sb, const struct gpu_snapshot *s)
 }
 
 static void
-write_field(struct strbuf *sb, const struct gpu_snapshot *s, enum gpu_field g)
+write_field(const struct prom_out *out, const struct gpu_snapshot *s, enum gpu_field g)
 {
 	const struct field_info *fi = field_info(g);
 	const struct prom_field *pf = &prom_fields[g];
@@ -284,7 +287,7 @@ write_field(struct strbuf *sb, const struct gpu_snapshot *s, enum gpu_field g)
 
 	if (!pf->name)
 		return;
-	f = fam_init(sb, "gpuscope_gpu_", pf->name, fi->kind == FK_COUNTER ? "counter" : "gauge",
+	f = fam_init(out, "gpuscope_gpu_", pf->name, fi->kind == FK_COUNTER ? "counter" : "gauge",
 	             fi->help);
 	if (fi->kind == FK_BOOL)
 		f.help2 = " (1 yes, 0 no)";
@@ -300,12 +303,12 @@ write_field(struct strbuf *sb, const struct gpu_snapshot *s, enum gpu_field g)
 }
 
 static void
-write_clock_reasons(struct strbuf *sb, const struct gpu_snapshot *s)
+write_clock_reasons(const struct prom_out *out, const struct gpu_snapshot *s)
 {
 	unsigned nr;
 	const struct flag_name *fl = clock_reason_names(&nr);
 	struct fam f = fam_init(
-	        sb, "gpuscope_gpu_", "throttle_reason", "gauge",
+	        out, "gpuscope_gpu_", "throttle_reason", "gauge",
 	        "1 when this reason holds the clocks below their maximum now, else 0; only the "
 	        "reasons the GPU can report");
 
@@ -332,9 +335,9 @@ write_clock_reasons(struct strbuf *sb, const struct gpu_snapshot *s)
 }
 
 static void
-write_compute_mode(struct strbuf *sb, const struct gpu_snapshot *s)
+write_compute_mode(const struct prom_out *out, const struct gpu_snapshot *s)
 {
-	struct fam f = fam_init(sb, "gpuscope_gpu_", "compute_mode", "gauge",
+	struct fam f = fam_init(out, "gpuscope_gpu_", "compute_mode", "gauge",
 	                        "who may create CUDA contexts; 1 for the current mode");
 
 	for (size_t i = 0; i < s->nr_dev; i++) {
@@ -388,7 +391,7 @@ proc_labels(struct fam *f, const struct gpu_snapshot *s, const struct gpu_proc *
 }
 
 static void
-write_procs(struct strbuf *sb, const struct gpu_snapshot *s, unsigned max)
+write_procs(const struct prom_out *out, const struct gpu_snapshot *s, unsigned max)
 {
 	const struct gpu_proc **top;
 	size_t nr = 0;
@@ -410,7 +413,7 @@ write_procs(struct strbuf *sb, const struct gpu_snapshot *s, unsigned max)
 			top[nr++] = top[i];
 	}
 
-	f = fam_init(sb, "", "gpuscope_process_gpu_memory_bytes", "gauge",
+	f = fam_init(out, "", "gpuscope_process_gpu_memory_bytes", "gauge",
 	             "GPU memory used by a process (the top processes by GPU memory only)");
 	for (size_t i = 0; i < nr; i++) {
 		if (!proc_has(top[i], PF_GPU_MEM) || !isfinite(top[i]->v[PF_GPU_MEM]))
@@ -419,7 +422,7 @@ write_procs(struct strbuf *sb, const struct gpu_snapshot *s, unsigned max)
 		proc_labels(&f, s, top[i]);
 		sample_end(&f, top[i]->v[PF_GPU_MEM]);
 	}
-	f = fam_init(sb, "", "gpuscope_process_sm_utilization_ratio", "gauge",
+	f = fam_init(out, "", "gpuscope_process_sm_utilization_ratio", "gauge",
 	             "share of the last second in which a kernel of the process ran "
 	             "(the top processes by GPU memory only)");
 	for (size_t i = 0; i < nr; i++) {
@@ -434,9 +437,9 @@ write_procs(struct strbuf *sb, const struct gpu_snapshot *s, unsigned max)
 
 /* Xid errors by code, on the GPUs whose backend listens for them (NVML events). */
 static void
-write_xid(struct strbuf *sb, const struct gpu_snapshot *s)
+write_xid(const struct prom_out *out, const struct gpu_snapshot *s)
 {
-	struct fam f = fam_init(sb, "gpuscope_gpu_", "xid_errors_total", "counter",
+	struct fam f = fam_init(out, "gpuscope_gpu_", "xid_errors_total", "counter",
 	                        "NVIDIA Xid errors reported by the driver since the exporter "
 	                        "started, by Xid code");
 	char code[16];
@@ -457,9 +460,9 @@ write_xid(struct strbuf *sb, const struct gpu_snapshot *s)
 }
 
 static void
-write_findings(struct strbuf *sb, const struct prom_opts *o)
+write_findings(const struct prom_out *out, const struct prom_opts *o)
 {
-	struct fam f = fam_init(sb, "", "gpuscope_finding", "gauge",
+	struct fam f = fam_init(out, "", "gpuscope_finding", "gauge",
 	                        "doctor's current findings: how many have this id and severity "
 	                        "('gpuscope doctor --explain ID' explains one)");
 
@@ -470,51 +473,51 @@ write_findings(struct strbuf *sb, const struct prom_opts *o)
 		sample_end(&f, o->findings[i].count);
 	}
 	if (!f.started) { /* none: the family is still there, so that alerts see "no finding" */
-		strbuf_addstr(sb, "# HELP gpuscope_finding ");
-		help_text(sb, f.help, f.om);
-		strbuf_addstr(sb, "\n# TYPE gpuscope_finding gauge\n");
+		strbuf_addstr(out->sb, "# HELP gpuscope_finding ");
+		help_text(out->sb, f.help, f.om);
+		strbuf_addstr(out->sb, "\n# TYPE gpuscope_finding gauge\n");
 	}
 }
 
 void
 prom_write(struct strbuf *sb, const struct gpu_snapshot *s, const struct prom_opts *o)
 {
+	struct prom_out po = { sb, o && o->openmetrics };
+	const struct prom_out *out = &po;
 	struct fam f;
 
-	writing_om = o && o->openmetrics;
-	f = fam_init(sb, "", "gpuscope_build_info", "gauge",
+	f = fam_init(out, "", "gpuscope_build_info", "gauge",
 	             "the gpuscope that exports these metrics; always 1");
 	sample_begin(&f);
 	label(&f, "version", GPUSCOPE_VERSION);
 	sample_end(&f, 1);
-	f = fam_init(sb, "", "gpuscope_gpus", "gauge", "GPUs found, whatever their state");
+	f = fam_init(out, "", "gpuscope_gpus", "gauge", "GPUs found, whatever their state");
 	sample_begin(&f);
 	sample_end(&f, (double)s->nr_dev);
-	write_identity(sb, s);
+	write_identity(out, s);
 	for (int g = 0; g < GF__COUNT; g++) {
 		if (g == GF_CLOCK_REASONS)
-			write_clock_reasons(sb, s);
+			write_clock_reasons(out, s);
 		else if (g == GF_COMPUTE_MODE)
-			write_compute_mode(sb, s);
+			write_compute_mode(out, s);
 		else
-			write_field(sb, s, (enum gpu_field)g);
+			write_field(out, s, (enum gpu_field)g);
 	}
-	write_xid(sb, s);
-	write_procs(sb, s, o ? o->max_procs : 0);
+	write_xid(out, s);
+	write_procs(out, s, o ? o->max_procs : 0);
 	if (o && o->findings_known)
-		write_findings(sb, o);
+		write_findings(out, o);
 
 	if (o && isfinite(o->collect_seconds)) {
-		f = fam_init(sb, "", "gpuscope_collect_duration_seconds", "gauge",
+		f = fam_init(out, "", "gpuscope_collect_duration_seconds", "gauge",
 		             "how long the exporter's last collection took");
 		sample_begin(&f);
 		sample_end(&f, o->collect_seconds);
 	}
-	f = fam_init(sb, "", "gpuscope_collect_errors_total", "counter",
+	f = fam_init(out, "", "gpuscope_collect_errors_total", "counter",
 	             "collections that failed since the exporter started");
 	sample_begin(&f);
 	sample_end(&f, o ? (double)o->collect_errors : 0);
-	if (writing_om)
+	if (out->om)
 		strbuf_addstr(sb, "# EOF\n");
-	writing_om = false;
 }
