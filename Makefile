@@ -39,12 +39,21 @@ MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 # crypt_r (libxcrypt: bcrypt) for the basic auth of serve's web configuration
 LIBS += -lcrypt
+# jansson reads every JSON file gpuscope reads (config.json, CUDA's version.json); Debian: libjansson-dev
+JANSSON_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)
+JANSSON_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+CPPFLAGS += $(JANSSON_CFLAGS)
+# zlib's crc32() frames the flight recorder's records; Debian: zlib1g-dev
+LIBS += $(JANSSON_LIBS) -lz
 
-LIB_SRC := $(sort $(wildcard src/core/*.c src/backend/*.c src/front/*.c src/doctor/*.c src/fit/*.c) \
-	src/serve/webconfig.c)
-CMD_SRC := $(sort $(wildcard src/main.c src/cmd_*.c src/demo.c src/tui/*.c) src/serve/http.c)
+# the layers (docs/design.md): every folder of src/ but the commands' and
+# the two front ends that need ncursesw and libmicrohttpd go into one library
+# that the tests link
+LIB_DIRS := core backend front doctor fit record
+LIB_SRC := $(sort $(wildcard $(LIB_DIRS:%=src/%/*.c)) src/serve/webconfig.c)
+CMD_SRC := $(sort $(wildcard src/cmd/*.c src/tui/*.c) src/serve/http.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o) $(O)/src/doctor/cuda_data.o $(O)/src/doctor/xid_data.o \
-	$(O)/src/fit/specs_data.o $(O)/src/fit/models_data.o
+	$(O)/src/core/specs_data.o $(O)/src/fit/models_data.o
 CMD_OBJ := $(CMD_SRC:%.c=$(O)/%.o)
 LIB := $(O)/libgpuscope.a
 BIN := $(O)/gpuscope
@@ -87,8 +96,8 @@ $(O)/src/doctor/xid_data.o: src/doctor/xid_data.S data/nvidia/xid.tsv
 	@mkdir -p $(@D)
 	$(CC) -c -o $@ -DXID_TSV_PATH='"data/nvidia/xid.tsv"' $<
 
-# fit's tables: the GPU spec sheet and the model catalog, built into the binary
-$(O)/src/fit/specs_data.o: src/fit/specs_data.S data/specs/gpus.tsv
+# the GPU spec sheet (core) and fit's model catalog, built into the binary
+$(O)/src/core/specs_data.o: src/core/specs_data.S data/specs/gpus.tsv
 	@mkdir -p $(@D)
 	$(CC) -c -o $@ -DSPECS_TSV_PATH='"data/specs/gpus.tsv"' $<
 
@@ -102,7 +111,7 @@ $(LIB): $(LIB_OBJ)
 	ar rcs $@ $^
 
 # The demo carries the fake driver library and its scenario inside the binary.
-$(O)/src/demo_blob.o: src/demo_blob.S $(FAKE_LIB) $(DEMO_SCENARIO) $(DEMO_PROC)
+$(O)/src/cmd/demo_blob.o: src/cmd/demo_blob.S $(FAKE_LIB) $(DEMO_SCENARIO) $(DEMO_PROC)
 	@mkdir -p $(@D)
 	$(CC) -c -o $@ -DFAKE_LIB_PATH='"$(FAKE_LIB)"' -DDEMO_SCENARIO_PATH='"$(DEMO_SCENARIO)"' \
 		-DDEMO_PROC_PATH='"$(DEMO_PROC)"' $<
@@ -114,8 +123,8 @@ $(O)/src/serve/web_data.o: src/serve/web_data.S data/web/index.html
 	@mkdir -p $(@D)
 	$(CC) -c -o $@ -DWEB_HTML_PATH='"data/web/index.html"' $<
 
-$(BIN): $(CMD_OBJ) $(O)/src/demo_blob.o $(O)/src/serve/web_data.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(O)/src/demo_blob.o $(O)/src/serve/web_data.o $(LIB) \
+$(BIN): $(CMD_OBJ) $(O)/src/cmd/demo_blob.o $(O)/src/serve/web_data.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(O)/src/cmd/demo_blob.o $(O)/src/serve/web_data.o $(LIB) \
 		$(LIBS) $(NCURSES_LIBS) $(MHD_LIBS)
 
 $(O)/fake/%.o: %.c

@@ -27,6 +27,14 @@ elif [ ! -e /usr/include/microhttpd.h ]; then
 	need="$need libmicrohttpd-dev"
 fi
 [ -e /usr/include/crypt.h ] || need="$need libcrypt-dev"
+# jansson reads the JSON gpuscope reads; zlib's crc32() frames the recorder's records
+if have pkg-config; then
+	pkg-config --exists jansson || need="$need libjansson-dev"
+	pkg-config --exists zlib || need="$need zlib1g-dev"
+else
+	[ -e /usr/include/jansson.h ] || need="$need libjansson-dev"
+	[ -e /usr/include/zlib.h ] || need="$need zlib1g-dev"
+fi
 if [ "$mode" = check ]; then
 	have python3 || need="$need python3"
 	python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need="$need python3-venv"

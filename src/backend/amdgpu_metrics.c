@@ -7,7 +7,7 @@
  * integers (the kernel writes host order; amdgpu's hosts are little-endian
  * in practice), never through a cast of the buffer.
  */
-#include "amdgpu_metrics.h"
+#include "backend/amdgpu_metrics.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -17,10 +17,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../core/err.h"
-#include "../core/fields.h"
-#include "../core/gpu.h"
-#include "../core/xalloc.h"
+#include "core/err.h"
+#include "core/fields.h"
+#include "core/gpu.h"
+#include "core/xalloc.h"
 
 /*
  * The layouts. The kernel compiles these structs without packing, so each

@@ -3,12 +3,12 @@
  * that checks preconditions and turns a missing optional method into
  * E_NOTSUP.
  */
-#include "backend.h"
+#include "backend/backend.h"
 
 #include <assert.h>
 #include <stddef.h>
 
-#include "../core/err.h"
+#include "core/err.h"
 
 const struct backend_ops *const backend_list[] = {
 	&backend_nvml,

@@ -5,7 +5,7 @@
  * deadline passes is shown as not responding; its thread is left to finish
  * on its own and the device is skipped until it has.
  */
-#include "collect.h"
+#include "backend/collect.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -17,15 +17,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "../core/clock.h"
-#include "../core/config.h"
-#include "../core/err.h"
-#include "../core/fileio.h"
-#include "../core/gpu.h"
-#include "../core/procinfo.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "backend/backend.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/fileio.h"
+#include "core/gpu.h"
+#include "core/procinfo.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 #define MAX_BACKENDS 8
 

@@ -4,7 +4,7 @@
  * left alone while runtime-suspended, read by their driver module, and
  * given their processes from DRM fdinfo (and, for amdgpu, from KFD).
  */
-#include "drm.h"
+#include "backend/drm.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -16,15 +16,15 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "fdinfo.h"
-#include "../core/config.h"
-#include "../core/err.h"
-#include "../core/fileio.h"
-#include "../core/gpu.h"
-#include "../core/pciids.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "backend/backend.h"
+#include "backend/fdinfo.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/fileio.h"
+#include "core/gpu.h"
+#include "core/pciids.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 /* The first module whose match() says yes reads the card; generic matches all. */
 static const struct drm_module *const modules[] = {

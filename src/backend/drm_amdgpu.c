@@ -7,7 +7,7 @@
  * compute processes come from KFD's sysfs (/sys/class/kfd), never from
  * /dev/kfd. Every file is optional: what cannot be read stays unknown.
  */
-#include "drm.h"
+#include "backend/drm.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -16,13 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "amdgpu_metrics.h"
-#include "../core/config.h"
-#include "../core/err.h"
-#include "../core/fileio.h"
-#include "../core/gpu.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "backend/amdgpu_metrics.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/fileio.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 /* gpu_metrics is at most a few KiB (v1.8: 3872 bytes); sysfs pads some to a page */
 #define METRICS_CAP 16384

@@ -7,7 +7,7 @@
  * memory come from fdinfo, through drm.c, and the PCIe link of a PCI card
  * from drm_read_pcie(). This module matches every card: it is the fallback.
  */
-#include "drm.h"
+#include "backend/drm.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -18,12 +18,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../core/config.h"
-#include "../core/err.h"
-#include "../core/fileio.h"
-#include "../core/gpu.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/fileio.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 #define PATH_LEN 256
 #define MAX_TZ   4

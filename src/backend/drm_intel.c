@@ -6,7 +6,7 @@
  * allowed; otherwise drm.c takes it from fdinfo. Intel memory totals are
  * ioctl-only, so they stay unknown: nothing here opens /dev.
  */
-#include "drm.h"
+#include "backend/drm.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,13 +19,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../core/clock.h"
-#include "../core/config.h"
-#include "../core/err.h"
-#include "../core/fileio.h"
-#include "../core/gpu.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/fileio.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 /*
  * No GPU clock reaches 10 GHz: a larger reading is a driver bug (A380 on xe

@@ -2,7 +2,7 @@
  * Small readers the DRM driver modules share: files of a card's device
  * directory, and hwmon channels found by their labels.
  */
-#include "drm.h"
+#include "backend/drm.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/config.h"
-#include "../core/err.h"
-#include "../core/fileio.h"
-#include "../core/gpu.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/fileio.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 /* The first line of a card file, cut at a NUL (some sysfs pages come padded). */
 int

@@ -6,7 +6,7 @@
  * into rates against the previous sample, and groups clients per process
  * and device. Every path is relative to one proc_root directory fd.
  */
-#include "fdinfo.h"
+#include "backend/fdinfo.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,11 +21,11 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "../core/config.h"
-#include "../core/err.h"
-#include "../core/fileio.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/fileio.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 #define DRM_MAJOR        226    /* /dev/dri/card*, renderD* */
 #define PROC_SUPER_MAGIC 0x9fa0 /* statfs f_type of procfs (linux/magic.h) */

@@ -38,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/gpu.h"
+#include "core/gpu.h"
 
 struct err;
 struct gs_config;

@@ -6,15 +6,15 @@
  * that a slow sample does not make every later one late. The replay of a
  * recording is in feed_replay.c.
  */
-#include "feed_impl.h"
+#include "backend/feed_impl.h"
 
 #include <stdlib.h>
 #include <time.h>
 
-#include "collect.h"
-#include "../core/clock.h"
-#include "../core/gpu.h"
-#include "../core/xalloc.h"
+#include "backend/collect.h"
+#include "core/clock.h"
+#include "core/gpu.h"
+#include "core/xalloc.h"
 
 struct feed *
 feed_alloc(double interval)

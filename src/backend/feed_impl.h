@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "feed.h"
+#include "backend/feed.h"
 
 struct feed {
 	/* where samples come from: collector_sample(), or a recording */

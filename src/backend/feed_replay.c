@@ -3,16 +3,16 @@
  * flight-recorder file, paced as they were recorded times a speed factor,
  * and restricted to the GPUs the user named.
  */
-#include "feed_impl.h"
+#include "backend/feed_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/clock.h"
-#include "../core/err.h"
-#include "../core/gpu.h"
-#include "../core/record.h"
-#include "../core/xalloc.h"
+#include "core/clock.h"
+#include "core/err.h"
+#include "core/gpu.h"
+#include "core/record.h"
+#include "core/xalloc.h"
 
 /* Keep only the devices ids names, and their processes; E_USAGE for an id that names none. */
 static int

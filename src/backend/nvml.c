@@ -20,17 +20,17 @@
 #include <strings.h>
 #include <time.h>
 
-#include "backend.h"
-#include "nvml_abi.h"
-#include "nvml_probe.h"
-#include "pci.h"
-#include "../core/clock.h"
-#include "../core/config.h"
-#include "../core/err.h"
-#include "../core/fileio.h"
-#include "../core/gpu.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "backend/backend.h"
+#include "backend/nvml_abi.h"
+#include "backend/nvml_probe.h"
+#include "backend/pci.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/fileio.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 /*
  * The entry points gpuscope calls. Each is NULL when the library lacks it.

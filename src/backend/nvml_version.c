@@ -3,7 +3,7 @@
  * it: a parser of text only, shared by the NVML backend (to explain a
  * version mismatch) and doctor.
  */
-#include "nvml_probe.h"
+#include "backend/nvml_probe.h"
 
 #include <stdbool.h>
 #include <stdio.h>

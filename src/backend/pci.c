@@ -2,7 +2,7 @@
  * PCI display devices from sysfs, and what their driver binding tells a
  * user who sees no GPU.
  */
-#include "pci.h"
+#include "backend/pci.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/err.h"
-#include "../core/fileio.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "core/err.h"
+#include "core/fileio.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 static int
 cmp_addr(const void *a, const void *b)

@@ -1,12 +1,12 @@
 /*
  * Wall and monotonic clocks.
  */
-#include "clock.h"
+#include "core/clock.h"
 
 #include <math.h>
 #include <time.h>
 
-#include "config.h"
+#include "core/config.h"
 
 double
 clock_now(const struct gs_config *cfg)

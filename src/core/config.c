@@ -1,14 +1,14 @@
 /*
  * Configuration defaults.
  */
-#include "config.h"
+#include "core/config.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "strbuf.h"
-#include "xalloc.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 void
 gs_config_init(struct gs_config *cfg)

@@ -1,7 +1,7 @@
 /*
  * Error buffer helpers: first error wins, messages are one line.
  */
-#include "err.h"
+#include "core/err.h"
 
 #include <stdarg.h>
 #include <stdio.h>

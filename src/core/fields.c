@@ -1,11 +1,11 @@
 /*
  * The field table: key, kind and meaning of every numeric device field.
  */
-#include "fields.h"
+#include "core/fields.h"
 
 #include <string.h>
 
-#include "xalloc.h"
+#include "core/xalloc.h"
 
 static const struct field_info fields[GF__COUNT] = {
 	[GF_MEM_TOTAL] = { "memory_total_bytes", FK_STATIC, 0, "total installed GPU memory" },

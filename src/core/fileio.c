@@ -2,7 +2,7 @@
  * Small-file readers. Every read is bounded and every failure names the
  * file; errno is converted to a status code right after the call.
  */
-#include "fileio.h"
+#include "core/fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "strbuf.h"
+#include "core/err.h"
+#include "core/strbuf.h"
 
 char *
 path_join(char *buf, size_t size, const char *root, const char *path)

@@ -1,7 +1,7 @@
 /*
  * Snapshot lifecycle and small helpers of the sample model.
  */
-#include "gpu.h"
+#include "core/gpu.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -10,9 +10,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "err.h"
-#include "strbuf.h"
-#include "xalloc.h"
+#include "core/err.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 void
 gpu_snapshot_init(struct gpu_snapshot *s)

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fields.h"
+#include "core/fields.h"
 
 enum gpu_vendor {
 	VENDOR_UNKNOWN = 0,

@@ -5,15 +5,15 @@
  * Format: "vvvv  Vendor", "\tdddd  Device", "\t\tssss dddd  Subsystem",
  * comments with '#'; ids are lowercase hex.
  */
-#include "pciids.h"
+#include "core/pciids.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fileio.h"
-#include "strbuf.h"
-#include "xalloc.h"
+#include "core/fileio.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 #define PCIIDS_CAP (8 * 1024 * 1024)
 

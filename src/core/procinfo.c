@@ -5,7 +5,7 @@
  * goes through stdio, and fd links are only read when we must check that
  * a pid in a nested namespace is really the driver's process.
  */
-#include "procinfo.h"
+#include "core/procinfo.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -23,13 +23,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "config.h"
-#include "err.h"
-#include "fileio.h"
-#include "gpu.h"
-#include "strbuf.h"
-#include "xalloc.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/fileio.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 /*
  * Caps on what one read takes in. status is about 1.5 KiB and stat under

@@ -5,7 +5,7 @@
  * resynchronises after damage and seeks by time. The format is described
  * byte by byte in docs/record-format.md; keep the two in step.
  */
-#include "record.h"
+#include "core/record.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,11 +21,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "err.h"
-#include "gpu.h"
-#include "strbuf.h"
-#include "xalloc.h"
+#include "core/clock.h"
+#include "core/err.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 #ifndef GPUSCOPE_VERSION
 #define GPUSCOPE_VERSION "unknown"

@@ -1,14 +1,14 @@
 /*
  * Growable strings (see strbuf.h for the invariants).
  */
-#include "strbuf.h"
+#include "core/strbuf.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "xalloc.h"
+#include "core/xalloc.h"
 
 char strbuf_slopbuf[1];
 

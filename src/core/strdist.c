@@ -1,7 +1,7 @@
 /*
  * Edit distance for suggestions.
  */
-#include "strdist.h"
+#include "core/strdist.h"
 
 #include <ctype.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /*
  * The only place that calls malloc and friends directly.
  */
-#include "xalloc.h"
+#include "core/xalloc.h"
 
 #include <stdarg.h>
 #include <stdint.h>

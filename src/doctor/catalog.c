@@ -4,7 +4,7 @@
  * emitted is in the catalog); the other check files keep theirs beside
  * their code. Also the list of checks doctor runs.
  */
-#include "doctor.h"
+#include "doctor/doctor.h"
 
 #include <stddef.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * against the context's uid and groups, never access(2), so fixture trees
  * stand for /dev.
  */
-#include "doctor.h"
+#include "doctor/doctor.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,13 +20,13 @@
 #include <sys/types.h>
 #include <sys/xattr.h>
 
-#include "../backend/nvml_probe.h"
-#include "../backend/pci.h"
-#include "../core/config.h"
-#include "../core/err.h"
-#include "../core/fileio.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "backend/nvml_probe.h"
+#include "backend/pci.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/fileio.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 #define NVML_ERROR_UNKNOWN 999
 #define FILE_CAP           (1 << 20)

@@ -5,13 +5,13 @@
  * stops at the first entry that names no device and ignores the rest, and
  * an empty value or "-1" hides every GPU.
  */
-#include "doctor.h"
+#include "doctor/doctor.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/gpu.h"
-#include "../core/strbuf.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
 
 /* Does entry name a GPU of s, as CUDA reads it? */
 static bool

@@ -13,7 +13,7 @@
  * the window; with one sample, that sample is judged alone and no trend is
  * claimed. Healthy GPUs get one ok line per model, not one per GPU.
  */
-#include "doctor.h"
+#include "doctor/doctor.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -21,10 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/fields.h"
-#include "../core/gpu.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "core/fields.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 /* A GPU is "under load" in a sample above this utilisation (the brief's 50 %). */
 #define LOAD_UTIL 50.0

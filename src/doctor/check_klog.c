@@ -3,12 +3,12 @@
  * here in klog_nvidia.c, amdgpu/i915/xe and PCIe AER in klog_drm.c) takes
  * its own lines and reports them afterwards, repeats counted once.
  */
-#include "doctor.h"
+#include "doctor/doctor.h"
 
 #include <stddef.h>
 #include <string.h>
 
-#include "klog.h"
+#include "doctor/klog.h"
 
 const struct dr_explain dr_catalog_klog[] = {
 	{ "log.nvidia.api_mismatch", "NVIDIA libraries and kernel module of different versions",

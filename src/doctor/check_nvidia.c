@@ -8,20 +8,20 @@
  * A machine with no NVIDIA GPU on the bus, no nvidia module and no
  * libnvidia-ml gets no finding at all.
  */
-#include "doctor.h"
+#include "doctor/doctor.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../backend/nvml_probe.h"
-#include "../backend/pci.h"
-#include "../core/config.h"
-#include "../core/err.h"
-#include "../core/fileio.h"
-#include "../core/gpu.h"
-#include "../core/strbuf.h"
+#include "backend/nvml_probe.h"
+#include "backend/pci.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/fileio.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
 
 /* NVML's return codes that get their own advice (nvml.h's values). */
 #define NV_NO_PERMISSION     4

@@ -4,16 +4,16 @@
  * devices were found": no driver bound, nouveau or nova_core holding an
  * NVIDIA card, a card passed to a virtual machine through vfio-pci.
  */
-#include "doctor.h"
+#include "doctor/doctor.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backend/pci.h"
-#include "../core/config.h"
-#include "../core/err.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "backend/pci.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 /* The driver that should hold a GPU of this vendor, for the advice. */
 static const char *

@@ -5,21 +5,21 @@
  * machine; a torch that hides another; torch's nvidia-* wheels out of step.
  * The environments come from pyenv.c; nothing is imported or run.
  */
-#include "doctor.h"
+#include "doctor/doctor.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backend/nvml_probe.h"
-#include "../backend/pci.h"
+#include "backend/nvml_probe.h"
+#include "backend/pci.h"
 #include "core/config.h"
 #include "core/gpu.h"
 #include "core/strbuf.h"
 #include "core/xalloc.h"
-#include "cudaver.h"
-#include "pyenv.h"
+#include "doctor/cudaver.h"
+#include "doctor/pyenv.h"
 
 extern const struct dr_explain dr_catalog_python[];
 

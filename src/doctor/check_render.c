@@ -6,7 +6,7 @@
  * the integrated GPU of a two-GPU machine taking the work by default.
  * Also the catalog of both this file and check_video.c (setup.video.*).
  */
-#include "doctor.h"
+#include "doctor/doctor.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -16,10 +16,10 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "../backend/pci.h"
-#include "../core/config.h"
-#include "../core/fileio.h"
-#include "../core/strbuf.h"
+#include "backend/pci.h"
+#include "core/config.h"
+#include "core/fileio.h"
+#include "core/strbuf.h"
 
 /* --- virtual machines ---------------------------------------------------------------- */
 

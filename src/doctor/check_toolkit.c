@@ -23,7 +23,7 @@
  * real file names of libcudart (libcudart.so.12.4.127; the runtime's own
  * third number, not the toolkit update's).
  */
-#include "doctor.h"
+#include "doctor/doctor.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -35,14 +35,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../backend/nvml_probe.h"
-#include "../core/config.h"
-#include "../core/err.h"
-#include "../core/fileio.h"
-#include "../core/gpu.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
-#include "cudaver.h"
+#include "backend/nvml_probe.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/fileio.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
+#include "doctor/cudaver.h"
 
 /* How a toolkit was found (several at once once deduplicated). */
 enum tk_via {

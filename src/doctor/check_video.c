@@ -7,7 +7,7 @@
  * Nothing is run: files are read, the big ones through mmap. The catalog of
  * these ids is in check_render.c.
  */
-#include "doctor.h"
+#include "doctor/doctor.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -21,12 +21,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../backend/pci.h"
-#include "../core/config.h"
-#include "../core/fileio.h"
-#include "../core/gpu.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "backend/pci.h"
+#include "core/config.h"
+#include "core/fileio.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 /* --- files under the root ---------------------------------------------------------------- */
 

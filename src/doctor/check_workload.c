@@ -12,7 +12,7 @@
  * same pid and start time on the same GPU) its running totals; the
  * findings are read from those, so the check is O(samples x processes).
  */
-#include "doctor.h"
+#include "doctor/doctor.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -22,10 +22,10 @@
 #include <strings.h>
 #include <time.h>
 
-#include "../core/gpu.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
-#include "../front/fmt.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
+#include "core/fmt.h"
 
 /* --- thresholds ---------------------------------------------------------------------- */
 

@@ -2,7 +2,7 @@
  * What the checks read besides the sample model: paths under the
  * configured root, and the kernel log.
  */
-#include "doctor.h"
+#include "doctor/doctor.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -2,7 +2,7 @@
  * The CUDA release table (data/cuda/drivers.tsv, built in by cuda_data.S),
  * parsed once on first use, and what it says about a driver.
  */
-#include "cudaver.h"
+#include "doctor/cudaver.h"
 
 #include <ctype.h>
 #include <stdbool.h>

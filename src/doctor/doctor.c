@@ -2,7 +2,7 @@
  * The doctor's report: findings, their order and severity, and the text and
  * JSON front ends.
  */
-#include "doctor.h"
+#include "doctor/doctor.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,9 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
-#include "../front/json.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
+#include "core/json.h"
 
 static char *__attribute__((format(printf, 1, 0))) vformat(const char *fmt, va_list ap)
 {

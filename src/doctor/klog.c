@@ -1,7 +1,7 @@
 /*
  * Kernel-log lines: the formats, and repeats counted as one event.
  */
-#include "klog.h"
+#include "doctor/klog.h"
 
 #include <ctype.h>
 #include <stdarg.h>

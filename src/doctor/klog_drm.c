@@ -10,8 +10,8 @@
  * Keys are "field|field|...", the device's bus id first ("?" when the line
  * names none), so that the report can read them back.
  */
-#include "doctor.h"
-#include "klog.h"
+#include "doctor/doctor.h"
+#include "doctor/klog.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -21,12 +21,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../backend/pci.h"
-#include "../core/config.h"
-#include "../core/err.h"
-#include "../core/fileio.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "backend/pci.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/fileio.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 /* --- the kinds of events (their addresses tell them apart) ---------------------------- */
 

@@ -6,7 +6,7 @@
  * events into findings, pointing secondary errors at their cause. What an
  * Xid means comes from data/nvidia/xid.tsv (xid_data.S).
  */
-#include "klog.h"
+#include "doctor/klog.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -17,7 +17,7 @@
 #include "core/gpu.h"
 #include "core/strbuf.h"
 #include "core/xalloc.h"
-#include "doctor.h"
+#include "doctor/doctor.h"
 
 extern const char nvidia_xid_tsv[], nvidia_xid_tsv_end[];
 

@@ -4,7 +4,7 @@
  * sys.path follows CPython's site.py (PYTHONPATH, then the user site unless
  * a venv without system packages, then the environment's directories).
  */
-#include "pyenv.h"
+#include "doctor/pyenv.h"
 
 #include <ctype.h>
 #include <dirent.h>

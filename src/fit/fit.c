@@ -11,9 +11,9 @@
 
 #include "core/err.h"
 #include "core/strbuf.h"
-#include "front/json.h"
+#include "core/json.h"
 #include "fit/models.h"
-#include "fit/specs.h"
+#include "core/specs.h"
 
 static const char *const task_names[] = { "infer", "full", "freeze", "lora", "qlora" };
 static const char *const prec_names[] = { "fp32", "bf16", "fp16", "fp8", "int8", "int4" };

@@ -4,7 +4,7 @@
  * (a small tolerant JSON reader), generic shapes for a bare size ("7b",
  * "8x7b"), and the parameter and KV-cache arithmetic on a shape.
  */
-#include "models.h"
+#include "fit/models.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -1,6 +1,7 @@
 /*
- * JSON output: a few writer helpers, and the status document whose schema
- * docs/json-schema.md describes (schema "gpuscope.status/1").
+ * The status document whose schema docs/json-schema.md describes (schema
+ * "gpuscope.status/1"), and watch's ndjson lines. The JSON primitives are
+ * core/json.h.
  */
 #ifndef GPUSCOPE_JSON_H
 #define GPUSCOPE_JSON_H
@@ -13,15 +14,6 @@ struct gpu_snapshot;
 
 #define JSON_STATUS_SCHEMA "gpuscope.status/1"
 #define JSON_WATCH_SCHEMA  "gpuscope.watch/1"
-
-/* Whether s is all of one number as JSON spells it (no hex, no leading zeros, no '+'). */
-bool json_is_number(const char *s);
-
-/* Append s as a JSON string (quoted, escaped; invalid UTF-8 bytes become U+FFFD). */
-void json_str(struct strbuf *sb, const char *s);
-/* Append a number with at most decimals digits after the point, trailing zeros dropped; NaN/inf →
- * null. */
-void json_num(struct strbuf *sb, double v, int decimals);
 
 /*
  * Append the status document for snap. pretty: indented, one key per line;

@@ -4,7 +4,7 @@
  * # HELP and # TYPE lines first and then the samples of every GPU, so a
  * family is never split. A family with no sample at all is left out.
  */
-#include "prom.h"
+#include "front/prom.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/fields.h"
-#include "../core/gpu.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "core/fields.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 /* How each device field is exported: its name after "gpuscope_gpu_" and the factor to base units.
  */

@@ -4,7 +4,7 @@
  * --format parsing with suggestions for typos, and the CSV writer. Each
  * spelling rule was read off real nvidia-smi captures (R590 to R610).
  */
-#include "query.h"
+#include "front/query.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -15,12 +15,12 @@
 #include <strings.h>
 #include <time.h>
 
-#include "../core/err.h"
-#include "../core/fields.h"
-#include "../core/gpu.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
-#include "../core/strdist.h"
+#include "core/err.h"
+#include "core/fields.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
+#include "core/strdist.h"
 
 /* How a field's value is found and spelled. */
 enum qfmt {

@@ -3,18 +3,18 @@
  * has them, colours what needs attention, and prints "-" for anything that
  * could not be read.
  */
-#include "table.h"
+#include "front/table.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "fmt.h"
-#include "../core/fields.h"
-#include "../core/gpu.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "core/fmt.h"
+#include "core/fields.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 #define NA "-"
 

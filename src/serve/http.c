@@ -4,7 +4,7 @@
  * collection thread can replace a body while requests still send the old
  * one; it goes when the last of them is done.
  */
-#include "http.h"
+#include "serve/http.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -16,11 +16,11 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "../core/clock.h"
-#include "../core/err.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
-#include "webconfig.h"
+#include "core/clock.h"
+#include "core/err.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
+#include "serve/webconfig.h"
 
 #if MHD_VERSION < 0x00097100
 typedef int MHD_Result_t;

@@ -4,7 +4,7 @@
  * comments, quoted scalars), and basic auth against bcrypt hashes through
  * the C library's crypt_r (libxcrypt).
  */
-#include "webconfig.h"
+#include "serve/webconfig.h"
 
 #include <crypt.h>
 #include <ctype.h>
@@ -15,10 +15,10 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "../core/err.h"
-#include "../core/fileio.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "core/err.h"
+#include "core/fileio.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 #define WEB_FILE_MAX  (1 << 20)
 #define AUTH_CACHE    8

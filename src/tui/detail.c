@@ -4,7 +4,7 @@
  * added there shows up here without a change), with its unit and what it
  * means, then clock event reasons, engines, clock levels and its processes.
  */
-#include "tui_impl.h"
+#include "tui/tui_impl.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/fields.h"
-#include "../core/xalloc.h"
-#include "../front/fmt.h"
+#include "core/fields.h"
+#include "core/xalloc.h"
+#include "core/fmt.h"
 
 #define NA "-"
 

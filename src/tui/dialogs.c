@@ -5,7 +5,7 @@
  * and whether the processes shown are this machine's at all), and again
  * just before kill(2) (the pid must still be the same process).
  */
-#include "tui_impl.h"
+#include "tui/tui_impl.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -15,10 +15,10 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "../backend/feed.h"
-#include "../core/procinfo.h"
-#include "../core/xalloc.h"
-#include "../front/fmt.h"
+#include "backend/feed.h"
+#include "core/procinfo.h"
+#include "core/xalloc.h"
+#include "core/fmt.h"
 
 /* --- help ------------------------------------------------------------------------- */
 

@@ -4,7 +4,7 @@
  * bar, the GPUs, the charts, the findings pane, the processes and the
  * bottom line (keys, a message, or the filter being typed).
  */
-#include "tui_impl.h"
+#include "tui/tui_impl.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -13,10 +13,10 @@
 #include <time.h>
 #include <wchar.h>
 
-#include "../backend/feed.h"
-#include "../core/clock.h"
-#include "../core/xalloc.h"
-#include "../front/fmt.h"
+#include "backend/feed.h"
+#include "core/clock.h"
+#include "core/xalloc.h"
+#include "core/fmt.h"
 
 enum {
 	PAIR_TITLE = 1,

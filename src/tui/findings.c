@@ -1,12 +1,12 @@
 /*
  * The list behind top's findings pane.
  */
-#include "findings.h"
+#include "tui/findings.h"
 
 #include <stdlib.h>
 
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 void
 tui_findings_init(struct tui_findings *f)

@@ -3,16 +3,16 @@
  * utilisation, memory, power and temperature) or one in compact mode, and
  * the history charts of one metric per GPU.
  */
-#include "tui_impl.h"
+#include "tui/tui_impl.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/fields.h"
-#include "../core/xalloc.h"
-#include "../front/fmt.h"
-#include "../front/table.h"
+#include "core/fields.h"
+#include "core/xalloc.h"
+#include "core/fmt.h"
+#include "front/table.h"
 
 #define NA "-"
 

@@ -1,16 +1,16 @@
 /*
  * Ring buffers of a few metrics per GPU, for top's charts.
  */
-#include "history.h"
+#include "tui/history.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/gpu.h"
-#include "../core/strbuf.h"
-#include "../core/xalloc.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
+#include "core/xalloc.h"
 
 void
 history_init(struct history *h)

@@ -2,7 +2,7 @@
  * top's process list: filters, sort orders and the parent/child tree. Cells
  * are formatted as the status table formats them, with the same helpers.
  */
-#include "procs.h"
+#include "tui/procs.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/strbuf.h"
-#include "../core/gpu.h"
-#include "../core/procinfo.h"
-#include "../core/xalloc.h"
-#include "../front/fmt.h"
-#include "../front/table.h"
+#include "core/strbuf.h"
+#include "core/gpu.h"
+#include "core/procinfo.h"
+#include "core/xalloc.h"
+#include "core/fmt.h"
+#include "front/table.h"
 
 #define NA "-"
 

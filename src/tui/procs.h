@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/strbuf.h"
+#include "core/strbuf.h"
 
 struct gpu_proc;
 struct gpu_snapshot;

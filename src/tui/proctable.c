@@ -3,12 +3,12 @@
  * fit, the sort column marked, the selected process kept across frames,
  * and the tree's branches before the command.
  */
-#include "tui_impl.h"
+#include "tui/tui_impl.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "../front/fmt.h"
+#include "core/fmt.h"
 
 const struct gpu_proc *
 tui_selected_proc(const struct tui *t)

@@ -6,7 +6,7 @@
  * (SIGINT, SIGTERM, SIGHUP) write to the same pipe, so every way out goes
  * through endwin().
  */
-#include "tui.h"
+#include "tui/tui.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,11 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tui_impl.h"
-#include "../backend/feed.h"
-#include "../core/config.h"
-#include "../core/err.h"
-#include "../core/xalloc.h"
+#include "tui/tui_impl.h"
+#include "backend/feed.h"
+#include "core/config.h"
+#include "core/err.h"
+#include "core/xalloc.h"
 
 /* the signal handler's only way to the loop */
 static volatile sig_atomic_t got_signal;

@@ -13,12 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "findings.h"
-#include "history.h"
-#include "procs.h"
-#include "tui.h"
-#include "../core/gpu.h"
-#include "../core/strbuf.h"
+#include "tui/findings.h"
+#include "tui/history.h"
+#include "tui/procs.h"
+#include "tui/tui.h"
+#include "core/gpu.h"
+#include "core/strbuf.h"
 
 /* What a piece of the screen is; each maps to colours, or to bold/reverse without them. */
 enum tui_role {

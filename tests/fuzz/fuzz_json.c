@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "core/strbuf.h"
-#include "front/json.h"
+#include "core/json.h"
 #include "fuzz.h"
 
 #define PREFIX "[1,"

@@ -86,11 +86,11 @@ lib=$out/libgpuscope-fuzz.a
 backend="src/backend/fdinfo.c src/backend/fdinfo.h src/backend/amdgpu_metrics.c src/backend/amdgpu_metrics.h
 src/backend/pci.c src/backend/pci.h src/backend/nvml_probe.h src/backend/nvml_version.c"
 serve="src/serve/webconfig.c src/serve/webconfig.h"
-lib_src=$(ls src/core/*.c src/front/*.c src/doctor/*.c src/fit/*.c src/backend/fdinfo.c src/backend/amdgpu_metrics.c \
+lib_src=$(ls src/core/*.c src/front/*.c src/doctor/*.c src/fit/*.c src/record/*.c src/backend/fdinfo.c src/backend/amdgpu_metrics.c \
 	src/backend/pci.c src/backend/nvml_version.c src/serve/webconfig.c)
 build_ok=1
 # shellcheck disable=SC2086
-if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor src/fit data/cuda/drivers.tsv data/nvidia/xid.tsv data/specs/gpus.tsv data/models/models.tsv $backend $serve tests/fuzz/run.sh -newer "$lib" 2>/dev/null)" ]; then
+if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor src/fit src/record data/cuda/drivers.tsv data/nvidia/xid.tsv data/specs/gpus.tsv data/models/models.tsv $backend $serve tests/fuzz/run.sh -newer "$lib" 2>/dev/null)" ]; then
 	rm -f "$lib"
 	objs=""
 	i=0
@@ -123,7 +123,7 @@ if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor src/fit data/cu
 	o=$out/obj/src_fit_specs_data.o
 	objs="$objs $o"
 	rm -f "$o"
-	"$CLANG" -c -o "$o" -DSPECS_TSV_PATH='"data/specs/gpus.tsv"' src/fit/specs_data.S >"$o.log" 2>&1 || rm -f "$o"
+	"$CLANG" -c -o "$o" -DSPECS_TSV_PATH='"data/specs/gpus.tsv"' src/core/specs_data.S >"$o.log" 2>&1 || rm -f "$o"
 	o=$out/obj/src_fit_models_data.o
 	objs="$objs $o"
 	rm -f "$o"
@@ -155,7 +155,7 @@ for t in $targets; do
 	if [ ! -x "$bin" ] || newer "$src" "$bin" || newer tests/fuzz/fuzz.h "$bin" ||
 		newer "$lib" "$bin"; then
 		# shellcheck disable=SC2086
-		if ! "$CLANG" $CFLAGS "$VFLAG" -o "$bin" "$src" "$lib" -ldl -lpthread -lm -lcrypt >"$out/$t.build.log" 2>&1; then
+		if ! "$CLANG" $CFLAGS "$VFLAG" -o "$bin" "$src" "$lib" -ldl -lpthread -lm -lcrypt -ljansson -lz >"$out/$t.build.log" 2>&1; then
 			echo "not ok $n - $t # does not build"
 			sed 's/^/# /' "$out/$t.build.log" | tail -n 20
 			failed=$((failed + 1))

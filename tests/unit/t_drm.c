@@ -21,7 +21,7 @@
 #include "core/err.h"
 #include "core/gpu.h"
 #include "core/strbuf.h"
-#include "front/fmt.h"
+#include "core/fmt.h"
 #include "front/table.h"
 
 #define DENIED_NOTE                                                                               \

@@ -18,7 +18,7 @@
 #include "core/strbuf.h"
 #include "fit/fit.h"
 #include "fit/models.h"
-#include "fit/specs.h"
+#include "core/specs.h"
 
 #define GIB 1073741824.0
 #define MIB 1048576.0

@@ -1,9 +1,9 @@
 /*
- * Tests of the table's cell formatting (front/fmt.c): padding, cutting with
+ * Tests of the table's cell formatting (core/fmt.c): padding, cutting with
  * an ellipsis by code points, and control characters from untrusted text (a
  * command line, a GPU's name) shown as '?' instead of reaching the terminal.
  */
-#include "front/fmt.h"
+#include "core/fmt.h"
 
 #include <string.h>
 

@@ -8,7 +8,7 @@
 #include "harness.h"
 
 #include "core/strbuf.h"
-#include "front/json.h"
+#include "core/json.h"
 
 static const char *
 str(const char *in)

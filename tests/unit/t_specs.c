@@ -4,7 +4,7 @@
  * Device names, PCI ids and memory totals are those of the real nvidia-smi
  * captures (shared/fixtures/real/nvidia-smi) and of tests/fixtures.
  */
-#include "fit/specs.h"
+#include "core/specs.h"
 
 #include <math.h>
 #include <stdbool.h>

@@ -1,7 +1,7 @@
 /*
  * What the subcommands share: error lines and taking one snapshot.
  */
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 #include <errno.h>
 #include <getopt.h>

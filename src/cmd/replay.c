@@ -5,7 +5,7 @@
  * live; only its samples come from the file (cfg->replay, read by
  * cmd_open_feed() and cmd_snapshot()).
  */
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 #include <errno.h>
 #include <stdio.h>

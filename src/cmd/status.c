@@ -2,7 +2,7 @@
  * gpuscope status: every GPU and the processes using it, as a table for
  * people or as one JSON document for programs.
  */
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -13,7 +13,7 @@
 #include "core/config.h"
 #include "core/gpu.h"
 #include "core/strbuf.h"
-#include "front/fmt.h"
+#include "core/fmt.h"
 #include "front/json.h"
 #include "front/table.h"
 

@@ -7,7 +7,7 @@
  * from the bodies prepared last (serve/http.c), so a scrape never waits for
  * a GPU; the main thread waits for a signal to stop.
  */
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -5,7 +5,7 @@
  * Fields are named as nvidia-smi's --query-gpu names them; every line is
  * flushed as it is written, so a pipe sees it at once.
  */
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -20,6 +20,7 @@
 #include "core/gpu.h"
 #include "core/strbuf.h"
 #include "core/xalloc.h"
+#include "core/json.h"
 #include "front/json.h"
 #include "front/query.h"
 

@@ -4,7 +4,7 @@
  * and --format are checked before the GPUs are read, so a typo fails fast
  * even on a machine without a GPU.
  */
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 #include <errno.h>
 #include <getopt.h>

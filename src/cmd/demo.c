@@ -7,7 +7,7 @@
  * by a line "@@ relative/path"; in files named "cmdline" the two characters
  * "\0" stand for a NUL byte.
  */
-#include "demo.h"
+#include "cmd/demo.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmd.h"
+#include "cmd/cmd.h"
 #include "core/config.h"
 #include "core/strbuf.h"
 

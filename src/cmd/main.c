@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
-#include "demo.h"
+#include "cmd/cmd.h"
+#include "cmd/demo.h"
 #include "core/config.h"
 #include "core/xalloc.h"
 

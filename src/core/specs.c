@@ -6,7 +6,7 @@
  * ("A100-SXM4-40GB" is a100 sxm4 40gb), with vendor and brand words
  * (NVIDIA, GeForce, AMD, Radeon, Instinct, Intel, (R), (TM), ...) left out.
  */
-#include "specs.h"
+#include "core/specs.h"
 
 #include <ctype.h>
 #include <math.h>

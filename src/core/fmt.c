@@ -1,7 +1,7 @@
 /*
  * Terminal detection and value formatting shared by the text outputs.
  */
-#include "fmt.h"
+#include "core/fmt.h"
 
 #include <langinfo.h>
 #include <math.h>
@@ -11,7 +11,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "../core/strbuf.h"
+#include "core/strbuf.h"
 
 void
 term_detect(struct term *t, int fd, enum color_mode mode)

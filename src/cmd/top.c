@@ -3,7 +3,7 @@
  * screen (the interface is in src/tui/). Under 'gpuscope replay FILE top'
  * the samples come from a recording.
  */
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * checks of src/doctor/ and prints their findings, worst first, as text or
  * JSON; exit status 0 all ok, 1 warnings, 2 errors, 3 doctor could not run.
  */
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 #include <errno.h>
 #include <fcntl.h>

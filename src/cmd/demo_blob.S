@@ -1,6 +1,6 @@
 /*
  * The demo's payload: the fake libnvidia-ml.so.1, its scenario and the
- * /proc bundle, included byte for byte (see src/demo.c).
+ * /proc bundle, included byte for byte (see src/cmd/demo.c).
  */
 	.section .rodata
 	.balign 16

@@ -4,7 +4,7 @@
  * table (with each card's FP64:FP32 ratio, cut on consumer cards) or JSON
  * (schema gpuscope.specs/1).
  */
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include "core/strbuf.h"
 #include "core/xalloc.h"
 #include "fit/fit.h"
-#include "fit/specs.h"
+#include "core/specs.h"
 
 #define SPECS_SCHEMA "gpuscope.specs/1"
 

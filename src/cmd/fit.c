@@ -5,7 +5,7 @@
  * fit/fit.c; this prints it as a table or JSON (schema gpuscope.fit/1).
  * Exit status 0 fits (or nothing to judge), 1 does not fit, 2 usage.
  */
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -22,7 +22,7 @@
 #include "core/xalloc.h"
 #include "fit/fit.h"
 #include "fit/models.h"
-#include "fit/specs.h"
+#include "core/specs.h"
 
 #define GIB         1073741824.0
 #define FIT_SCHEMA  "gpuscope.fit/1"

@@ -5,7 +5,7 @@
  * program is stopped (Ctrl-C, SIGTERM) or has taken --count samples.
  * gpuscope replay reads it back.
  */
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 #include <errno.h>
 #include <getopt.h>
