@@ -2,7 +2,17 @@
 # The files of contrib/ that go with gpuscope serve (contrib/README.md):
 # - the Prometheus alerting rules pass 'promtool check rules' and their unit
 #   tests 'promtool test rules'; every alert fires in those tests and has a
-#   severity and summary, description and runbook annotations;
+#   severity and summary, description and runbook_url annotations; its
+#   runbook_url points to its own section of runbook.md (the base URL from
+#   the external label gpuscope_runbook_url), and runbook.md has a section
+#   for every alert and for no other;
+# - every gpuscope command the operator is told to run (the descriptions'
+#   "Next, on INSTANCE: `...`" as the unit tests fill them in, the rules
+#   themselves, runbook.md, contrib/README.md) exists and takes its options:
+#   each is run with --help added (which also looks up doctor --explain's
+#   id), doctor ones also for real on an empty machine tree (--only's check
+#   names), status and query ones under --demo; every finding id that the
+#   rules and runbook.md name is in 'gpuscope doctor --list';
 # - the Grafana dashboard is JSON with unique panel ids, the datasource,
 #   instance and gpu variables, a unit on every chart and stat, and PromQL
 #   that promtool parses;
@@ -22,6 +32,7 @@ rtests=contrib/prometheus/gpuscope-alerts.test.yml
 dash=contrib/grafana/gpuscope-dashboard.json
 unit=contrib/systemd/gpuscope-serve.service
 webconf=contrib/web-config.example.yml
+runbook=contrib/prometheus/runbook.md
 tmp=$(mktemp -d)
 spid=""
 # shellcheck disable=SC2317 # called by the traps
@@ -41,7 +52,7 @@ not_ok() {
 }
 have() { command -v "$1" >/dev/null 2>&1; }
 
-for f in "$rules" "$rtests" "$dash" "$unit" "$webconf" contrib/README.md; do
+for f in "$rules" "$rtests" "$runbook" "$dash" "$unit" "$webconf" contrib/README.md; do
 	if [ -f "$f" ]; then ok "$f is there"; else not_ok "$f is missing"; fi
 done
 
@@ -61,13 +72,41 @@ awk '
 		for (k = 1; k <= 4; k++) if (!(want[k] in seen)) print name ": no " want[k]
 		delete seen
 	}
-	BEGIN { want[1] = "severity"; want[2] = "summary"; want[3] = "description"; want[4] = "runbook" }
+	BEGIN { want[1] = "severity"; want[2] = "summary"; want[3] = "description"; want[4] = "runbook_url" }
 	/^ *- alert: / { done_(); name = $3; next }
 	/^ *- (record|name): / { done_(); name = ""; next }
+	/^ +runbook:/ { print name ": the old runbook annotation (its commands go at the end of the description)" }
 	{ for (k = 1; k <= 4; k++) if ($0 ~ "^ +" want[k] ":") seen[want[k]] = 1 }
 	END { done_() }
 ' "$rules" >"$tmp/out"
-if [ ! -s "$tmp/out" ]; then ok "every alert has a severity, a summary, a description and a runbook"; else not_ok "alerts without labels or annotations" "$tmp/out"; fi
+if [ ! -s "$tmp/out" ]; then ok "every alert has a severity, a summary, a description and a runbook_url"; else not_ok "alerts without labels or annotations" "$tmp/out"; fi
+# runbook_url: the operator's base URL (an external label) and the alert's own
+# section of runbook.md; the description ends with the commands to run
+awk -v q="'" '
+	/^ *- alert: / { name = $3; next }
+	/^ *- (record|name): / { name = ""; next }
+	name != "" && /^ +runbook_url:/ {
+		v = $0; sub(/^ +runbook_url: */, "", v)
+		want = q "{{ with $externalLabels.gpuscope_runbook_url }}{{ . }}#" tolower(name) "{{ end }}" q
+		if (v != want) print name ": runbook_url is " v ", not " want
+	}
+	name != "" && /^ +description:/ && index($0, "Next, on {{ $labels.instance }}: `") == 0 {
+		print name ": the description does not end with \"Next, on {{ $labels.instance }}: `COMMAND`\""
+	}
+' "$rules" >"$tmp/out"
+if [ ! -s "$tmp/out" ]; then ok "every runbook_url links to its alert's section; every description says what to run next"; else not_ok "runbook_url or description" "$tmp/out"; fi
+sed -n 's/^## *//p' "$runbook" | sed 's/[[:space:]]*$//' | sort >"$tmp/sections"
+sed -n 's/^ *- alert: *//p' "$rules" | sort -u >"$tmp/alertnames"
+{
+	comm -23 "$tmp/alertnames" "$tmp/sections" | sed 's/^/no section in runbook.md: /'
+	comm -13 "$tmp/alertnames" "$tmp/sections" | sed 's/^/a section of runbook.md for no alert: /'
+	sort "$tmp/sections" | uniq -d | sed 's/^/two sections: /'
+} >"$tmp/out"
+if [ -s "$tmp/alertnames" ] && [ ! -s "$tmp/out" ]; then
+	ok "runbook.md has a section for each of the $(wc -l <"$tmp/alertnames" | tr -d ' ') alerts and no other"
+else
+	not_ok "runbook.md and the alerts differ" "$tmp/out"
+fi
 awk '/^ *alertname: / { a = $2; next } /^ *exp_alerts: *\[\] *$/ { a = ""; next }
 	/^ *exp_alerts: *$/ { if (a != "") print a; a = "" }' "$rtests" | sort -u >"$tmp/fired"
 sed -n 's/^ *- alert: *//p' "$rules" | sort -u >"$tmp/alerts"
@@ -78,6 +117,127 @@ else
 	not_ok "alerts that no test sees firing" "$tmp/out"
 fi
 if grep -q 'up{job=~"\.\*gpuscope\.\*"}' "$rules"; then ok "the exporter-down rule matches the job by one regex"; else not_ok "no up{job=~\".*gpuscope.*\"} in $rules"; fi
+
+# 1b. the commands the alerts, the runbook and the README tell the operator to run
+bin=$O/gpuscope
+# backquoted spans that start with gpuscope (or a path to it), outside fenced
+# blocks, and the lines of fenced blocks that do; cut at a comment or a pipe
+mdcmds() {
+	awk '
+		/^ *```/ { fence = !fence; next }
+		fence { if ($0 ~ /^ *([^ ]*\/)?gpuscope /) print; next }
+		{ buf = buf $0 "\n" }
+		END {
+			n = split(buf, part, "`")
+			for (i = 2; i <= n; i += 2) {
+				s = part[i]; gsub(/\n/, " ", s)
+				if (s ~ /^([^ ]*\/)?gpuscope /) print s
+			}
+		}
+	' "$1" | sed -e 's/^ *//' -e 's/ #.*//' -e 's/[|;&<>].*//' -e 's/^[^ ]*\/gpuscope /gpuscope /' -e 's/ *$//'
+}
+# the backquoted spans of each line
+spans() { awk -F'`' '{ for (i = 2; i < NF; i += 2) print $i }'; }
+# finding ids named in text: those a template completes (health.gpu.{{ ... }}) left out
+ids_in() {
+	sed -e 's/[a-z0-9_.]*\.{{[^}]*}}//g' "$@" | grep -oE '(^|[^a-z0-9_./-])(setup|health|log|workload)\.[a-z0-9_]+(\.[a-z0-9_]+)+' | sed 's/^[^a-z]//' | sort -u
+}
+if [ -x "$bin" ]; then
+	# the descriptions as the unit tests fill them in
+	sed -n 's/^ *description: *"\(.*\)" *$/\1/p' "$rtests" | spans | grep '^gpuscope ' | sort -u >"$tmp/cmds.tests"
+	mdcmds "$runbook" | sort -u >"$tmp/cmds.runbook"
+	mdcmds contrib/README.md | sort -u >"$tmp/cmds.readme"
+	mkdir -p "$tmp/root"
+	: >"$tmp/out"
+	set -f
+	for src in tests runbook readme; do
+		[ -s "$tmp/cmds.$src" ] || echo "no gpuscope command found in the $src" >>"$tmp/out"
+		while IFS= read -r cmd; do
+			# shellcheck disable=SC2086 # the command's words
+			set -- ${cmd#gpuscope }
+			printf 'x\n' | "$bin" "$@" --help >"$tmp/cmd.out" 2>&1
+			rc=$?
+			if [ "$rc" -ne 0 ]; then
+				echo "$src: '$cmd --help' exits $rc: $(head -n 2 "$tmp/cmd.out" | tr '\n' ' ')" >>"$tmp/out"
+				continue
+			fi
+			# placeholders (GPU, ID, FILE) or an explanation: --help was the check
+			case " $* " in *" --explain"* | *" --list "* | *" --help "*) continue ;; esac
+			placeholder=""
+			for w in "$@"; do case $w in *[!A-Z_]*) ;; *) placeholder=$w ;; esac; done
+			[ -n "$placeholder" ] && continue
+			sub=${1:-status}
+			case $sub in -*) sub=status ;; esac
+			case $sub in
+			doctor)
+				# for real, on an empty machine tree and no NVIDIA library: the
+				# options are checked (--only's names too); what it finds does not
+				# matter, exit 3 is "could not run"; --watch's wait left out
+				shift
+				keep=""
+				skipnext=""
+				for w in "$@"; do
+					if [ -n "$skipnext" ]; then skipnext=""; continue; fi
+					case $w in --watch) skipnext=1 ;; --watch=*) ;; *) keep="$keep $w" ;; esac
+				done
+				# shellcheck disable=SC2086
+				GPUSCOPE_ROOT=$tmp/root GPUSCOPE_NVML=$tmp/root/libnvidia-ml.so.1 \
+					"$bin" doctor $keep --log /dev/null >"$tmp/cmd.out" 2>&1 </dev/null
+				rc=$?
+				[ "$rc" -le 2 ] || echo "$src: '$cmd' (on an empty machine) exits $rc: $(grep '^gpuscope:' "$tmp/cmd.out" | head -n 2 | tr '\n' ' ')" >>"$tmp/out"
+				;;
+			status | query)
+				"$bin" --demo "$@" >"$tmp/cmd.out" 2>&1 </dev/null
+				rc=$?
+				[ "$rc" -eq 0 ] || echo "$src: 'gpuscope --demo ${cmd#gpuscope }' exits $rc: $(grep '^gpuscope:' "$tmp/cmd.out" | head -n 2 | tr '\n' ' ')" >>"$tmp/out"
+				;;
+			esac
+		done <"$tmp/cmds.$src"
+	done
+	set +f
+	k=$(cat "$tmp/cmds.tests" "$tmp/cmds.runbook" "$tmp/cmds.readme" | sort -u | wc -l | tr -d ' ')
+	if [ ! -s "$tmp/out" ]; then ok "the $k gpuscope commands of the descriptions, runbook.md and README.md exist and take their options"; else not_ok "gpuscope commands that do not work" "$tmp/out"; fi
+
+	# the rules themselves, templates and all: each command's subcommand and
+	# option names against its --help, and every finding id they or
+	# runbook.md name against doctor --list
+	: >"$tmp/out"
+	grep -E '^ +(summary|description): ' "$rules" >"$tmp/annotations"
+	spans <"$tmp/annotations" | grep '^gpuscope ' | sed 's/{{[^}]*}}/ /g' | sort -u >"$tmp/cmds.rules"
+	[ -s "$tmp/cmds.rules" ] || echo "no gpuscope command in the rules' annotations" >>"$tmp/out"
+	set -f
+	while IFS= read -r cmd; do
+		# shellcheck disable=SC2086
+		set -- ${cmd#gpuscope }
+		sub=${1:-status}
+		case $sub in -*) sub=status ;; *) shift ;; esac
+		if ! "$bin" "$sub" --help >"$tmp/help" 2>&1; then
+			echo "rules: '$cmd': no subcommand $sub" >>"$tmp/out"
+			continue
+		fi
+		for w in "$@"; do
+			case $w in
+			-*)
+				o=${w%%=*}
+				grep -qE -e "(^|[^a-z-])$o([^a-z-]|\$)" "$tmp/help" || echo "rules: '$cmd': $sub has no option $o" >>"$tmp/out"
+				;;
+			esac
+		done
+	done <"$tmp/cmds.rules"
+	set +f
+	"$bin" doctor --list 2>/dev/null | awk '{ print $1 }' | sort -u >"$tmp/known"
+	ids_in "$tmp/annotations" "$runbook" >"$tmp/named"
+	[ -s "$tmp/known" ] || echo "gpuscope doctor --list lists nothing" >>"$tmp/out"
+	comm -23 "$tmp/named" "$tmp/known" | sed 's/^/a finding id doctor does not know: /' >>"$tmp/out"
+	if [ ! -s "$tmp/out" ]; then
+		ok "the rules' $(wc -l <"$tmp/cmds.rules" | tr -d ' ') command forms and $(wc -l <"$tmp/named" | tr -d ' ') finding ids exist"
+	else
+		not_ok "commands or finding ids in the rules" "$tmp/out"
+	fi
+else
+	skip "gpuscope commands of the alerts, runbook.md and README.md: needs $bin"
+	skip "commands and finding ids of the rules: needs $bin"
+fi
 
 # 2. the dashboard, and the metric names everywhere
 if have python3; then
@@ -154,7 +314,7 @@ for e in exprs:
         names.setdefault(m, set()).add("dashboard")
 for line in open(rules_path):
     s = line.strip()
-    if s.startswith("#") or s.startswith(("summary:", "description:", "runbook:")):
+    if s.startswith("#") or s.startswith(("summary:", "description:", "runbook_url:")):
         continue
     for m in re.findall(r"\bgpuscope_[a-z0-9_]+", s):
         names.setdefault(m, set()).add("rules")
@@ -237,7 +397,6 @@ if grep -q 'example-only' contrib/README.md && grep -q 'example-only' "$webconf"
 else
 	not_ok "the example's password (example-only) is not documented"
 fi
-bin=$O/gpuscope
 fake=$O/fakenvml/current/libnvidia-ml.so.1
 if [ -x "$bin" ] && [ -f "$fake" ] && have openssl && have curl && have python3; then
 	# serve takes the example as it is, with a certificate made here
