@@ -4,7 +4,7 @@
  * rates (engine busy time, energy, per-process CPU) come from consecutive
  * samples; samples are due on a fixed schedule (start + k * interval) so
  * that a slow sample does not make every later one late. The replay of a
- * recording is in feed_replay.c.
+ * recording is in record/feed_replay.c.
  */
 #include "backend/feed_impl.h"
 
@@ -145,7 +145,7 @@ feed_interval(struct feed *f)
 bool
 feed_is_replay(const struct feed *f)
 {
-	return f->r != NULL;
+	return f->replay;
 }
 
 void

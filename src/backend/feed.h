@@ -35,15 +35,7 @@ enum feed_status {
  */
 struct feed *feed_new_live(struct collector *c, bool procs, double interval);
 
-/*
- * A recording (see record.h). speed: 1 = as recorded, 10 = ten times as
- * fast, 0 = as fast as it can be read. from: start at the last sample at or
- * before this time (0: at the start). ids: only these GPUs (NULL: all), by
- * index, UUID or bus id as recorded. Returns 0, or a negative status with
- * err saying why (no such file, not a recording, no GPU matches an id).
- */
-int feed_open_replay(const char *path, const char *ids, double speed, double from,
-                     struct feed **out, struct err *err);
+/* A recording: feed_open_replay(), in record/replay.h. */
 
 /*
  * Wait until the next sample is due (at once for the first one), then fill

@@ -1,6 +1,8 @@
 /*
- * Inside a feed (feed.h): what the live and the replay feeds share. Only
- * feed.c and feed_replay.c include this.
+ * Inside a feed (feed.h): what every kind of feed shares. feed.c (the live
+ * machine) includes this, and so may a feed of a higher layer (the replay
+ * of a recording, record/feed_replay.c), which keeps what it needs behind
+ * source.
  */
 #ifndef GPUSCOPE_FEED_IMPL_H
 #define GPUSCOPE_FEED_IMPL_H
@@ -11,7 +13,7 @@
 #include "backend/feed.h"
 
 struct feed {
-	/* where samples come from: collector_sample(), or a recording */
+	/* where samples come from: collector_sample(), or another kind of feed's */
 	int (*next)(struct feed *f, struct gpu_snapshot *snap, struct err *err);
 	void (*release)(struct feed *f);
 
@@ -20,11 +22,9 @@ struct feed {
 	bool procs;
 	double next_due; /* monotonic time the next sample is due */
 
-	/* a recording */
-	struct rec_reader *r;
-	char *ids;
-	double speed;
-	double rec_t0, mono_t0; /* the first replayed sample: its time, and when it was shown */
+	/* another kind of feed's own state, released by release; NULL for the live machine */
+	void *source;
+	bool replay; /* it replays a recording (feed_is_replay()) */
 
 	bool started;
 	double interval;

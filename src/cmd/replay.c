@@ -17,8 +17,8 @@
 #include "core/config.h"
 #include "core/err.h"
 #include "core/gpu.h"
-#include "core/record.h"
 #include "core/xalloc.h"
+#include "record/record.h"
 
 static void
 replay_usage(FILE *f)

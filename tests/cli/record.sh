@@ -4,7 +4,8 @@
 # cut at every byte offset of its last record still replays the samples
 # before it, recordings append and refuse files that are not recordings,
 # SIGTERM ends a recording in order, --at and --from find the right sample,
-# and the minutes before a GPU fell off the bus are there to see. Prints TAP.
+# the minutes before a GPU fell off the bus are there to see, with its Xid
+# counts, and a recording of format version 1 still replays. Prints TAP.
 set -u
 O=${O:-build}
 cd "$(dirname "$0")/../.." || exit 2
@@ -159,14 +160,59 @@ for at in 1767225600 2026-01-01T00:00:00Z 2026-01-01T00:00Z "00:00" "00:00:00" "
 	esac
 done
 fx "$bin" replay "$tmp/a.rec" status --at "+1d" >"$tmp/out" 2>"$tmp/err"
-check "--at after the end: the last sample, with a note" \
-	sh -c "[ \$? -le 1 ] && grep -q 'after the end' '$tmp/err' && [ -s '$tmp/out' ]"
+rc=$?
+check "--at after the end: the last sample, with a note, exit 0 (exit $rc)" \
+	sh -c "[ $rc = 0 ] && grep -q 'after the end' '$tmp/err' && [ -s '$tmp/out' ]"
 for args in "--at" "--at soon status" "--speed fast watch" "watch --format xml" "nosuchcmd" ""; do
 	# shellcheck disable=SC2086
 	fx "$bin" replay ${args:+"$tmp/a.rec"} $args >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	check "replay ${args:-(no file)}: usage error, exit 2" sh -c "[ $rc = 2 ] && grep -q '^gpuscope: ' '$tmp/err'"
 done
+
+# 7. Xid errors: what a post-mortem of a GPU that fell off the bus needs
+# a fixed clock: both GPUs of xid.scn watched, none seen yet ([], not null), as live
+# shellcheck disable=SC2086
+fxid() { env $fixed FAKE_NVML_SCENARIO=tests/scenarios/xid.scn "$@"; }
+fxid "$bin" record -q -c 3 -d 0.05 -o "$tmp/x.rec" 2>"$tmp/err"
+fxid "$bin" watch -c 3 -d 0.05 --format ndjson >"$tmp/live.nd" 2>>"$tmp/err"
+fxid "$bin" replay "$tmp/x.rec" watch --format ndjson >"$tmp/out" 2>>"$tmp/err"
+check "xid.scn, fixed clock: replay watch --format ndjson is live watch, byte for byte (xid_errors [])" \
+	sh -c "cmp -s '$tmp/live.nd' '$tmp/out' && grep -q '\"xid_errors\":\[\]' '$tmp/out'"
+# the scenario's clock ten times as fast: Xid 79, then 13 twice, on GPU 1
+# shellcheck disable=SC2086
+fast() { env -u FAKE_NVML_TIME -u FAKE_NVML_EPOCH $live FAKE_NVML_SPEED=10 FAKE_NVML_SCENARIO=tests/scenarios/xid.scn "$@"; }
+fast "$bin" record -q -c 8 -d 0.2 -o "$tmp/xf.rec" 2>"$tmp/err"
+fast "$bin" watch -c 8 -d 0.2 --format ndjson >"$tmp/live.nd" 2>>"$tmp/err"
+"$bin" replay "$tmp/xf.rec" watch --format ndjson >"$tmp/out" 2>>"$tmp/err"
+check "xid.scn recorded and replayed: the Xid counts come back, as live watch shows them" \
+	python3 - "$tmp/out" "$tmp/live.nd" <<'EOF'
+import json, sys
+def per_gpu(path):
+    rows = [json.loads(l) for l in open(path)]
+    return [[r["xid_errors"] for r in rows if r["index"] == i] for i in (0, 1)]
+rep, live = per_gpu(sys.argv[1]), per_gpu(sys.argv[2])
+want = [[], [{"xid": 79, "count": 1}, {"xid": 13, "count": 2}]]
+assert len(rep[0]) == len(rep[1]) == 8, rep
+assert [rep[0][-1], rep[1][-1]] == want, ("replayed", rep[0][-1], rep[1][-1])
+assert [live[0][-1], live[1][-1]] == want, ("live", live[0][-1], live[1][-1])
+assert all(x is not None for x in rep[0] + rep[1]), ("a replayed GPU not watched", rep)
+counts = [sum(e["count"] for e in x) for x in rep[1]]
+assert counts == sorted(counts) and counts[0] < counts[-1], counts
+EOF
+"$bin" replay "$tmp/xf.rec" status --json --at +1d >"$tmp/out" 2>"$tmp/err"
+check "replay FILE status --json --at +1d: the last sample's Xid counts" \
+	python3 -c 'import json, sys
+g = json.load(open(sys.argv[1]))["gpus"]
+assert [x["xid_errors"] for x in g] == [[], [{"xid": 79, "count": 1}, {"xid": 13, "count": 2}]], g' "$tmp/out"
+
+# 8. a recording of format version 1 (made before the Xid counts) still replays
+fx "$bin" replay tests/fixtures/record/v1-h100x2.gsr watch --format ndjson >"$tmp/out" 2>"$tmp/err"
+fx "$bin" watch -c 3 -d 0.05 --format ndjson >"$tmp/live.nd" 2>>"$tmp/err"
+check "a version 1 recording replays as live watch shows its scenario, byte for byte" \
+	sh -c "cmp -s '$tmp/live.nd' '$tmp/out' && [ ! -s '$tmp/err' ]"
+check "and as the gpuscope that made it replayed it (tests/fixtures/record/v1-h100x2.ndjson)" \
+	cmp -s tests/fixtures/record/v1-h100x2.ndjson "$tmp/out"
 
 echo "1..$n"
 [ "$fail" -eq 0 ]

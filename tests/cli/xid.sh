@@ -2,10 +2,11 @@
 # NVIDIA Xid errors through NVML's events, end to end on the fake NVML: the
 # scenario's Xids are counted per GPU and code in watch --format ndjson and
 # status --json ("xid_errors"), only those after gpuscope started, through
-# the plain nvmlEventSetWait of an old library too; a GPU without events, a
-# GeForce and a replayed recording are not watched (null); a 17th code goes
-# to the 16th entry; a lost GPU keeps its count; and a wait stuck in the
-# driver does not hold up the end of the program. Prints TAP.
+# the plain nvmlEventSetWait of an old library too; a GPU without events and
+# a GeForce are not watched (null); a replayed recording shows what it
+# recorded; a 17th code goes to the 16th entry; a lost GPU keeps its count;
+# and a wait stuck in the driver does not hold up the end of the program.
+# Prints TAP.
 set -u
 O=${O:-build}
 cd "$(dirname "$0")/../.." || exit 2
@@ -120,10 +121,11 @@ d = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 assert d["state"] == "lost", d["state"]' "$tmp/out"
 expect_xids "a lost GPU still shows its Xid 79" "$tmp/out" '[[{"xid": 79, "count": 1}]]'
 
-# 7. a replayed recording does not watch: null
+# 7. a replayed recording shows what was recorded: both GPUs watched, none seen yet
+# (tests/cli/record.sh replays the counts themselves)
 fixed FAKE_NVML_SCENARIO=tests/scenarios/xid.scn "$bin" record -q -c 2 -d 0.05 -o "$tmp/x.rec" >"$tmp/out" 2>"$tmp/err"
 "$bin" replay "$tmp/x.rec" status --json >"$tmp/out" 2>"$tmp/err"
-expect_xids "replay FILE status --json: xid_errors null" "$tmp/out" '[null, null]'
+expect_xids "replay FILE status --json: xid_errors as recorded, [] (watched, none seen)" "$tmp/out" '[[], []]'
 
 # 8. an event wait stuck in the driver does not hold up the end
 printf '[system]\ndelay = nvmlEventSetWait* 4000\n' >"$tmp/stuck.scn"

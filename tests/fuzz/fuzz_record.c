@@ -34,8 +34,8 @@
 
 #include "core/err.h"
 #include "core/gpu.h"
-#include "core/record.h"
 #include "fuzz.h"
+#include "record/record.h"
 
 #define MAX_SAMPLES 512 /* read no more per input */
 #define ROUND_TRIPS 3   /* write the first this many to a new recording */

@@ -1,14 +1,15 @@
 /*
- * Tests of the flight recorder (core/record.c): exact round trips of varied
+ * Tests of the flight recorder (src/record/): exact round trips of varied
  * samples, the mix of keyframes and deltas, a file cut at every byte of its
  * header and of its last record, damage in the middle, reopening after a
  * torn end, refusing files that are not recordings, rotation, seeking by
- * time, and the size of a steady sample of 8 GPUs and 50 processes.
+ * time, the size of a steady sample of 8 GPUs and 50 processes, and a
+ * recording of format version 1. Every member: t_record_fields.c.
  *
  * The records are walked here with the framing of docs/record-format.md,
  * so a change of the format shows up here too.
  */
-#include "core/record.h"
+#include "record/record.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -679,6 +680,75 @@ test_newer(void)
 	gpu_snapshot_release(&want);
 }
 
+/*
+ * A recording of format version 1 (tests/fixtures/record/README: 3 samples
+ * of tests/scenarios/h100x2.scn) still reads, and a writer appending to it
+ * moves it to FILE.1 and starts a file of its own version.
+ */
+static void
+test_version1(void)
+{
+	char src[2300], path[512], name[600];
+	struct rec_options o = options(4);
+	struct gpu_snapshot s, first[3];
+	struct err err = ERR_INIT;
+	struct rec_reader *r;
+	size_t len, n = 0;
+	bool good = true;
+	char *buf;
+	int rc;
+
+	find_fixtures();
+	fmt(src, sizeof(src), "%s/record/v1-h100x2.gsr", fixtures);
+	buf = slurp(src, &len);
+	tmp_path(path, sizeof(path), "v1.rec");
+	write_bytes(path, buf, len);
+	free(buf);
+	gpu_snapshot_init(&s);
+	for (int i = 0; i < 3; i++)
+		gpu_snapshot_init(&first[i]);
+	rc = rec_reader_open(path, &r, &err);
+	ok(rc == 0, "version 1: the recording opens: %s", err.msg);
+	while (rc == 0 && (rc = rec_reader_next(r, &s, &err)) > 0) {
+		rc = 0;
+		good &= s.nr_dev == 2 && !strcmp(s.hostname, "gpu-node-01") &&
+		        !strcmp(s.dev[0].name, "NVIDIA H100 80GB HBM3") &&
+		        dev_has(&s.dev[0], GF_MEM_TOTAL) && !s.dev[1].xid_watched &&
+		        !s.dev[1].nr_xid;
+		if (n < 3) {
+			first[n] = s;
+			gpu_snapshot_init(&s);
+		}
+		n++;
+	}
+	ok(rc == 0 && n == 3 && good && rec_reader_skipped(r) == 0,
+	   "version 1: 3 samples of 2 H100s, no Xids watched (%zu samples)", n);
+	if (r)
+		rec_reader_close(r);
+
+	/* appending: the old file becomes FILE.1, both read in order */
+	rc = write_seq(path, &o, fleet_one, 1, 2, NULL);
+	fmt(name, sizeof(name), "%s.1", path);
+	ok(rc == 0 && exists(name) && file_size(name) == len,
+	   "version 1: appending moves it, as it was, to v1.rec.1");
+	n = 0;
+	good = true;
+	rc = rec_reader_open(path, &r, &err);
+	while (rc == 0 && (rc = rec_reader_next(r, &s, &err)) > 0) {
+		if (n < 3)
+			good &= rec_snapshot_equal(&s, &first[n], NULL, 0);
+		n++;
+		rc = 0;
+	}
+	ok(rc == 0 && n == 4 && good, "version 1: then its 3 samples and the new one read (%zu)",
+	   n);
+	if (r)
+		rec_reader_close(r);
+	for (int i = 0; i < 3; i++)
+		gpu_snapshot_release(&first[i]);
+	gpu_snapshot_release(&s);
+}
+
 /* --- tests ---------------------------------------------------------------- */
 
 static void
@@ -765,8 +835,9 @@ test_equal(void)
 	make_varied(&a, 1);
 	make_varied(&b, 1);
 	set_str(&b.proc[2].user, b.proc[2].user ? NULL : "");
-	ok(!rec_snapshot_equal(&a, &b, why, sizeof(why)) && strstr(why, "string"),
-	   "equal: NULL and an empty string differ: '%s'", why);
+	ok(!rec_snapshot_equal(&a, &b, why, sizeof(why)) && strstr(why, "proc[2]") &&
+	           strstr(why, "user"),
+	   "equal: NULL and an empty string differ, the member named: '%s'", why);
 	make_varied(&b, 1);
 	free(b.note[1]);
 	b.note[1] = xstrdup("NVML: other");
@@ -1073,15 +1144,18 @@ test_refuse(void)
 		size_t hlen;
 		char *buf = slurp(path, &hlen);
 
-		buf[8] = 2;
+		char version = buf[8];
+
+		ok(version == 2, "refuse: a new file is of format version 2 (%d)", version);
+		buf[8] = 3;
 		write_bytes(path, buf, hlen);
 		err_clear(&err);
-		ok(rec_writer_open(path, &o, &w, &err) == E_VERSION, "refuse: format version 2: %s",
+		ok(rec_writer_open(path, &o, &w, &err) == E_VERSION, "refuse: format version 3: %s",
 		   err.msg);
 		err_clear(&err);
-		ok(rec_reader_open(path, &r, &err) == E_VERSION, "refuse: reading version 2: %s",
+		ok(rec_reader_open(path, &r, &err) == E_VERSION, "refuse: reading version 3: %s",
 		   err.msg);
-		buf[8] = 1;
+		buf[8] = version;
 		buf[20] ^= 1; /* in the note */
 		write_bytes(path, buf, hlen);
 		err_clear(&err);
@@ -1329,6 +1403,7 @@ main(void)
 	test_seek();
 	test_size();
 	test_newer();
+	test_version1();
 	rm_tree(tmp_dir);
 	return done_testing();
 }

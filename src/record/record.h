@@ -17,12 +17,18 @@
  * A reader opened on FILE reads the rotated files first, oldest first.
  *
  * What is recorded is the sample model as front ends see it (struct
- * gpu_snapshot): every field, string and process, exactly: a snapshot
- * read back compares equal to the one written (rec_snapshot_equal()).
- * The format is described in docs/record-format.md.
+ * gpu_snapshot): every member of every device and process, numeric fields,
+ * strings, Xid counts, exactly: a snapshot read back compares equal to the
+ * one written (rec_snapshot_equal()), by the member tables of
+ * record/snapshot.c. The format is described in docs/record-format.md; a
+ * reader reads every version of it, a writer writes the latest.
+ *
+ * The code: record/snapshot.c (member tables, copy, compare), codec.c
+ * (payloads), frame.c (header, frames, CRC, resynchronisation), writer.c,
+ * reader.c, and feed_replay.c (the replay feed, record/replay.h).
  */
-#ifndef GPUSCOPE_RECORD_H
-#define GPUSCOPE_RECORD_H
+#ifndef GPUSCOPE_RECORD_RECORD_H
+#define GPUSCOPE_RECORD_RECORD_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -97,9 +103,11 @@ unsigned long rec_reader_skipped(const struct rec_reader *r);
 void rec_reader_close(struct rec_reader *r);
 
 /*
- * Whether two snapshots hold the same facts (every field, string, process
- * and note): what a round trip through a recording must keep. When they
- * differ and why is not NULL, it says where first.
+ * Whether two snapshots hold the same facts: every member of the snapshot,
+ * its devices and processes (record/snapshot.c lists them, and the few it
+ * leaves out, with the reason), and every byte of a device or process no
+ * member covers. What a round trip through a recording must keep. When
+ * they differ and why is not NULL, it says where first, naming the member.
  */
 bool rec_snapshot_equal(const struct gpu_snapshot *a, const struct gpu_snapshot *b, char *why,
                         size_t why_size);

@@ -3,16 +3,26 @@
  * flight-recorder file, paced as they were recorded times a speed factor,
  * and restricted to the GPUs the user named.
  */
-#include "backend/feed_impl.h"
+#include "record/replay.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/feed.h"
+#include "backend/feed_impl.h"
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/gpu.h"
-#include "core/record.h"
 #include "core/xalloc.h"
+#include "record/record.h"
+
+/* What a replay keeps behind the feed's source. */
+struct replay {
+	struct rec_reader *r;
+	char *ids;
+	double speed;
+	double rec_t0, mono_t0; /* the first replayed sample: its time, and when it was shown */
+};
 
 /* Keep only the devices ids names, and their processes; E_USAGE for an id that names none. */
 static int
@@ -57,30 +67,35 @@ out:
 static int
 next_replay(struct feed *f, struct gpu_snapshot *snap, struct err *err)
 {
-	int rc = rec_reader_next(f->r, snap, err);
+	struct replay *rp = f->source;
+	int rc = rec_reader_next(rp->r, snap, err);
 
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
 		return FEED_END;
-	if (f->speed > 0) {
+	if (rp->speed > 0) {
 		if (!f->started) {
-			f->rec_t0 = snap->time;
-			f->mono_t0 = clock_mono();
-		} else if (snap->time > f->rec_t0) {
-			feed_wait_until(f, f->mono_t0 + (snap->time - f->rec_t0) / f->speed);
+			rp->rec_t0 = snap->time;
+			rp->mono_t0 = clock_mono();
+		} else if (snap->time > rp->rec_t0) {
+			feed_wait_until(f, rp->mono_t0 + (snap->time - rp->rec_t0) / rp->speed);
 		}
 	}
 	f->started = true;
-	return select_devices(snap, f->ids, err);
+	return select_devices(snap, rp->ids, err);
 }
 
 static void
 release_replay(struct feed *f)
 {
-	if (f->r)
-		rec_reader_close(f->r);
-	free(f->ids);
+	struct replay *rp = f->source;
+
+	if (rp->r)
+		rec_reader_close(rp->r);
+	free(rp->ids);
+	free(rp);
+	f->source = NULL;
 }
 
 int
@@ -88,28 +103,31 @@ feed_open_replay(const char *path, const char *ids, double speed, double from, s
                  struct err *err)
 {
 	struct feed *f = feed_alloc(1.0);
+	struct replay *rp = xcalloc(1, sizeof(*rp));
 	struct gpu_snapshot first;
 	int rc;
 
 	*out = NULL;
 	f->next = next_replay;
 	f->release = release_replay;
-	f->speed = speed > 0 ? speed : 0;
-	f->ids = ids && *ids ? xstrdup(ids) : NULL;
-	rc = rec_reader_open(path, &f->r, err);
+	f->source = rp;
+	f->replay = true;
+	rp->speed = speed > 0 ? speed : 0;
+	rp->ids = ids && *ids ? xstrdup(ids) : NULL;
+	rc = rec_reader_open(path, &rp->r, err);
 	if (rc < 0)
 		goto fail;
 	/* the ids must name GPUs of the recording: check them on its first sample */
 	gpu_snapshot_init(&first);
-	rc = rec_reader_next(f->r, &first, err);
+	rc = rec_reader_next(rp->r, &first, err);
 	if (rc == 0)
 		rc = err_set(err, E_NOTFOUND, "'%s' holds no sample yet", path);
 	else if (rc > 0)
-		rc = select_devices(&first, f->ids, err);
+		rc = select_devices(&first, rp->ids, err);
 	gpu_snapshot_release(&first);
 	if (rc < 0)
 		goto fail;
-	rc = rec_reader_seek(f->r, from, err);
+	rc = rec_reader_seek(rp->r, from, err);
 	if (rc < 0)
 		goto fail;
 	*out = f;
