@@ -24,6 +24,7 @@
 #include "core/config.h"
 #include "core/err.h"
 #include "core/fileio.h"
+#include "core/parse.h"
 #include "core/strbuf.h"
 #include "core/xalloc.h"
 
@@ -190,18 +191,6 @@ struct fdinfo_scan {
 
 /* --- small helpers ---------------------------------------------------------- */
 
-static bool
-is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r';
-}
-
-static bool
-is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
 /* Write v in decimal at p; returns the end. */
 static char *
 put_uint(char *p, uint64_t v)
@@ -226,32 +215,11 @@ name_number(const char *s)
 	int n = 0;
 
 	for (; *s; s++, n++) {
-		if (!is_digit(*s) || n == 10)
+		if (!parse_is_digit(*s) || n == 10)
 			return -1;
 		v = v * 10 + (*s - '0');
 	}
 	return n ? v : -1;
-}
-
-/* Does [p, end) equal s? */
-static bool
-span_is(const char *p, const char *end, const char *s)
-{
-	size_t n = strlen(s);
-
-	return (size_t)(end - p) == n && !memcmp(p, s, n);
-}
-
-/* If [*p, end) starts with prefix, skip it. */
-static bool
-skip_prefix(const char **p, const char *end, const char *prefix)
-{
-	size_t n = strlen(prefix);
-
-	if ((size_t)(end - *p) < n || memcmp(*p, prefix, n))
-		return false;
-	*p += n;
-	return true;
 }
 
 /* Copy [p, end) into buf as a name: non-empty, printable ASCII without blanks, fits. */
@@ -304,29 +272,6 @@ read_at(int dirfd, const char *path, char *buf, size_t cap)
 
 /* --- parsing one fdinfo ----------------------------------------------------- */
 
-/* A decimal number at *p (after blanks), *p moved past it. */
-static bool
-parse_u64(const char **p, const char *end, uint64_t *v)
-{
-	const char *s = *p;
-	uint64_t x = 0;
-
-	while (s < end && is_blank(*s))
-		s++;
-	if (s == end || !is_digit(*s))
-		return false;
-	for (; s < end && is_digit(*s); s++) {
-		unsigned d = (unsigned)(*s - '0');
-
-		if (x > (UINT64_MAX - d) / 10)
-			return false;
-		x = x * 10 + d;
-	}
-	*p = s;
-	*v = x;
-	return true;
-}
-
 /*
  * A value "<uint>[ unit]": the number and the unit word ("" when none). By
  * hand, because strtoull() takes signs, hex and leading blanks we do not
@@ -337,12 +282,12 @@ parse_value(const char *p, const char *end, uint64_t *v, const char **unit, cons
 {
 	if (!parse_u64(&p, end, v))
 		return false;
-	while (p < end && is_blank(*p))
+	while (p < end && parse_is_blank(*p))
 		p++;
-	while (end > p && is_blank(end[-1]))
+	while (end > p && parse_is_blank(end[-1]))
 		end--;
 	for (const char *q = p; q < end; q++)
-		if (is_blank(*q))
+		if (parse_is_blank(*q))
 			return false; /* "12 34", "5 KiB x" */
 	*unit = p;
 	*unit_end = end;
@@ -359,18 +304,18 @@ parse_percent(const char *p, const char *end, double *v)
 	if (!parse_u64(&p, end, &ip))
 		return false;
 	if (p < end && *p == '.') {
-		for (p++; p < end && is_digit(*p); p++) {
+		for (p++; p < end && parse_is_digit(*p); p++) {
 			if (scale < 1e15) {
 				fp = fp * 10 + (uint64_t)(*p - '0');
 				scale *= 10;
 			}
 		}
 	}
-	while (p < end && is_blank(*p))
+	while (p < end && parse_is_blank(*p))
 		p++;
-	while (end > p && is_blank(end[-1]))
+	while (end > p && parse_is_blank(end[-1]))
 		end--;
-	if (!span_is(p, end, "%"))
+	if (!parse_span_is(p, end, "%"))
 		return false;
 	*v = (double)ip + (double)fp / scale;
 	return true;
@@ -380,13 +325,13 @@ parse_percent(const char *p, const char *end, double *v)
 static double
 mem_unit(const char *u, const char *end)
 {
-	if (u == end || span_is(u, end, "B"))
+	if (u == end || parse_span_is(u, end, "B"))
 		return 1;
-	if (span_is(u, end, "KiB") || span_is(u, end, "kB"))
+	if (parse_span_is(u, end, "KiB") || parse_span_is(u, end, "kB"))
 		return 1024.0;
-	if (span_is(u, end, "MiB"))
+	if (parse_span_is(u, end, "MiB"))
 		return 1048576.0;
-	if (span_is(u, end, "GiB"))
+	if (parse_span_is(u, end, "GiB"))
 		return 1073741824.0;
 	return 0;
 }
@@ -394,13 +339,13 @@ mem_unit(const char *u, const char *end)
 static double
 freq_unit(const char *u, const char *end)
 {
-	if (u == end || span_is(u, end, "Hz"))
+	if (u == end || parse_span_is(u, end, "Hz"))
 		return 1;
-	if (span_is(u, end, "kHz") || span_is(u, end, "KHz"))
+	if (parse_span_is(u, end, "kHz") || parse_span_is(u, end, "KHz"))
 		return 1e3;
-	if (span_is(u, end, "MHz"))
+	if (parse_span_is(u, end, "MHz"))
 		return 1e6;
-	if (span_is(u, end, "GHz"))
+	if (parse_span_is(u, end, "GHz"))
 		return 1e9;
 	return 0;
 }
@@ -483,7 +428,7 @@ set_engine(struct parsed *f, const char *name, const char *name_end, unsigned ki
 
 	if (!parse_value(v, vend, &n, &u, &uend))
 		return;
-	if (kind == EK_NS && u != uend && !span_is(u, uend, "ns"))
+	if (kind == EK_NS && u != uend && !parse_span_is(u, uend, "ns"))
 		return;
 	if (kind == EK_MAXFREQ) {
 		mul = freq_unit(u, uend);
@@ -534,9 +479,9 @@ legacy_engine(struct parsed *f, const char *k, const char *kend, const char *v, 
 		struct eng_raw *e;
 		double pct;
 
-		if (!skip_prefix(&p, kend, legacy_ip[i]) || p == kend)
+		if (!parse_skip_prefix(&p, kend, legacy_ip[i]) || p == kend)
 			continue;
-		while (p < kend && is_digit(*p))
+		while (p < kend && parse_is_digit(*p))
 			p++;
 		if (p != kend)
 			continue;
@@ -562,7 +507,7 @@ legacy_memory(struct parsed *f, const char *k, const char *kend, const char *v, 
 	for (size_t i = 0; i < ARRAY_SIZE(region); i++) {
 		const char *p = k, *r = region[i];
 
-		if (skip_prefix(&p, kend, r) && span_is(p, kend, " mem")) {
+		if (parse_skip_prefix(&p, kend, r) && parse_span_is(p, kend, " mem")) {
 			set_region(f, r, r + strlen(r), RK_LEGACY, v, vend);
 			f->legacy = true;
 			return true;
@@ -574,9 +519,9 @@ legacy_memory(struct parsed *f, const char *k, const char *kend, const char *v, 
 static void
 copy_id(char *buf, size_t size, const char *v, const char *vend)
 {
-	while (v < vend && is_blank(*v))
+	while (v < vend && parse_is_blank(*v))
 		v++;
-	while (vend > v && is_blank(vend[-1]))
+	while (vend > v && parse_is_blank(vend[-1]))
 		vend--;
 	if (!copy_name(buf, size, v, vend))
 		buf[0] = '\0';
@@ -596,29 +541,29 @@ parse_line(struct parsed *f, const char *k, const char *kend, const char *v, con
 {
 	const char *p = k;
 
-	if (skip_prefix(&p, kend, "drm-")) {
-		if (span_is(p, kend, "driver")) {
+	if (parse_skip_prefix(&p, kend, "drm-")) {
+		if (parse_span_is(p, kend, "driver")) {
 			copy_id(f->driver, sizeof(f->driver), v, vend);
 			f->has_driver = f->driver[0] != '\0';
-		} else if (span_is(p, kend, "pdev")) {
+		} else if (parse_span_is(p, kend, "pdev")) {
 			copy_id(f->pdev, sizeof(f->pdev), v, vend);
-		} else if (span_is(p, kend, "client-id")) {
+		} else if (parse_span_is(p, kend, "client-id")) {
 			parse_id(v, vend, &f->has_id, &f->id);
-		} else if (skip_prefix(&p, kend, "engine-capacity-")) {
+		} else if (parse_skip_prefix(&p, kend, "engine-capacity-")) {
 			set_capacity(f, p, kend, v, vend);
-		} else if (skip_prefix(&p, kend, "engine-")) {
+		} else if (parse_skip_prefix(&p, kend, "engine-")) {
 			set_engine(f, p, kend, EK_NS, v, vend);
-		} else if (skip_prefix(&p, kend, "cycles-")) {
+		} else if (parse_skip_prefix(&p, kend, "cycles-")) {
 			set_engine(f, p, kend, EK_CYCLES, v, vend);
-		} else if (skip_prefix(&p, kend, "total-cycles-")) {
+		} else if (parse_skip_prefix(&p, kend, "total-cycles-")) {
 			set_engine(f, p, kend, EK_TOTAL, v, vend);
-		} else if (skip_prefix(&p, kend, "maxfreq-")) {
+		} else if (parse_skip_prefix(&p, kend, "maxfreq-")) {
 			set_engine(f, p, kend, EK_MAXFREQ, v, vend);
-		} else if (skip_prefix(&p, kend, "total-")) {
+		} else if (parse_skip_prefix(&p, kend, "total-")) {
 			set_region(f, p, kend, RK_TOTAL, v, vend);
-		} else if (skip_prefix(&p, kend, "resident-")) {
+		} else if (parse_skip_prefix(&p, kend, "resident-")) {
 			set_region(f, p, kend, RK_RESIDENT, v, vend);
-		} else if (skip_prefix(&p, kend, "memory-")) {
+		} else if (parse_skip_prefix(&p, kend, "memory-")) {
 			set_region(f, p, kend, RK_LEGACY, v, vend);
 		}
 		/*
@@ -629,12 +574,12 @@ parse_line(struct parsed *f, const char *k, const char *kend, const char *v, con
 		return;
 	}
 	/* amdgpu before 5.19: no drm- keys at all */
-	if (span_is(k, kend, "pdev")) {
+	if (parse_span_is(k, kend, "pdev")) {
 		copy_id(f->pdev, sizeof(f->pdev), v, vend);
 		f->legacy = true;
-	} else if (span_is(k, kend, "pasid")) {
+	} else if (parse_span_is(k, kend, "pasid")) {
 		parse_id(v, vend, &f->has_pasid, &f->pasid);
-	} else if (span_is(k, kend, "ino")) {
+	} else if (parse_span_is(k, kend, "ino")) {
 		parse_id(v, vend, &f->has_ino, &f->ino);
 	} else if (!legacy_memory(f, k, kend, v, vend)) {
 		/* driver-prefixed keys (amd-*, panthor-*, v3d-jobs-*) and pos, flags, mnt_id */
@@ -660,13 +605,13 @@ parse_fdinfo(const char *buf, size_t len, bool cut, struct parsed *f)
 		p = nl ? nl + 1 : end;
 		if (!nl && cut)
 			break;
-		while (k < eol && is_blank(*k))
+		while (k < eol && parse_is_blank(*k))
 			k++;
 		colon = memchr(k, ':', (size_t)(eol - k));
 		if (!colon)
 			continue;
 		kend = colon;
-		while (kend > k && is_blank(kend[-1]))
+		while (kend > k && parse_is_blank(kend[-1]))
 			kend--;
 		if (kend > k)
 			parse_line(f, k, kend, colon + 1, eol);
@@ -686,7 +631,7 @@ word_n(const char *s, const char *word)
 	if (strncmp(s, word, n))
 		return false;
 	for (s += n; *s; s++)
-		if (!is_digit(*s))
+		if (!parse_is_digit(*s))
 			return false;
 	return true;
 }
@@ -804,7 +749,7 @@ link_minor(const char *target, size_t len)
 	const char *b = target + len;
 	long long m;
 
-	if (len < 9 || !is_digit(b[-1]))
+	if (len < 9 || !parse_is_digit(b[-1]))
 		return -1;
 	while (b > target && b[-1] != '/')
 		b--;
@@ -1028,7 +973,7 @@ clients_line_pid(const char *p, const char *end)
 	if (end - p < 21 || p[20] != ' ')
 		return -1;
 	q = p + 20;
-	if (!parse_u64(&q, end, &pid) || q == end || !is_blank(*q) || pid > INT32_MAX)
+	if (!parse_u64(&q, end, &pid) || q == end || !parse_is_blank(*q) || pid > INT32_MAX)
 		return -1;
 	/* the minor, then the master and authenticated flags */
 	if (!parse_u64(&q, end, &minor))
@@ -1679,11 +1624,8 @@ fdinfo_sample(struct fdinfo_scan *s, double now, struct err *err)
 		/* a saved tree (--root) without /proc has no processes to show */
 		if (e == ENOENT && strcmp(s->cfg->root, "/"))
 			return 0;
-		return err_set(err,
-		               e == ENOENT || e == ENOTDIR ? E_NOTFOUND
-		               : e == EACCES               ? E_PERM
-		                                           : E_IO,
-		               "cannot open '%s': %s", s->cfg->proc_root, strerror(e));
+		return err_set(err, errno_status(e), "cannot open '%s': %s", s->cfg->proc_root,
+		               strerror(e));
 	}
 	if (s->mode == MODE_UNKNOWN) {
 		struct statfs sfs;

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/fmt.h"
+
 struct gs_config;
 struct gpu_snapshot;
 
@@ -121,6 +123,35 @@ int cmd_stopped(void); /* the signal that asked to stop, or 0 */
  * hour. Returns 0, or prints why and returns -1.
  */
 int cmd_set_timeout(struct gs_config *cfg, const char *arg);
+
+/*
+ * The options that several commands share: the values of their entries in
+ * a command's getopt_long() table ("color" and "colour", "timeout"; "help"
+ * is 'h'), above any command's own, and cmd_common_option() for the
+ * default branch of its loop.
+ */
+enum cmd_common_opt { CMD_OPT_COLOR = 0x1000, CMD_OPT_TIMEOUT };
+
+/* What cmd_common_option() returns when the command goes on with its next option. */
+#define CMD_NEXT_OPTION (-1)
+
+/*
+ * Take option c, as getopt_long() returned it, that the command's own
+ * cases did not: --color=auto|always|never into *color (NULL for a command
+ * without --color), --timeout into cfg (cmd_set_timeout()), -h/--help
+ * (usage on stdout), and anything else as cmd_bad_option() does. Returns
+ * CMD_NEXT_OPTION, or the exit code for the command to return at once:
+ * EXIT_OK after -h, EXIT_USAGE (the reason printed) for a bad value or an
+ * option the command does not take.
+ */
+int cmd_common_option(int c, char **argv, struct gs_config *cfg, enum color_mode *color,
+                      void (*usage)(FILE *f));
+
+/*
+ * After the options: EXIT_OK when no argument is left, else print
+ * "unexpected argument 'ARG'" and the usage on stderr and return EXIT_USAGE.
+ */
+int cmd_no_operands(int argc, char **argv, void (*usage)(FILE *f));
 
 /*
  * What getopt_long() returned for an option it did not take (':' for a

@@ -24,6 +24,7 @@
 #include "core/err.h"
 #include "core/gpu.h"
 #include "core/strbuf.h"
+#include "record/replay.h"
 
 void
 cmd_error(const char *fmt, ...)
@@ -413,6 +414,54 @@ cmd_bad_option(int c, char **argv, void (*usage)(FILE *f))
 		cmd_error("option '%s' needs a value", argv[optind - 1]);
 	else
 		cmd_error("unknown option '%s'", argv[optind - 1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}
+
+static int
+parse_color(const char *arg, enum color_mode *color)
+{
+	if (!strcmp(arg, "auto"))
+		*color = COLOR_AUTO;
+	else if (!strcmp(arg, "always"))
+		*color = COLOR_ALWAYS;
+	else if (!strcmp(arg, "never"))
+		*color = COLOR_NEVER;
+	else
+		return -1;
+	return 0;
+}
+
+int
+cmd_common_option(int c, char **argv, struct gs_config *cfg, enum color_mode *color,
+                  void (*usage)(FILE *f))
+{
+	switch (c) {
+	case CMD_OPT_COLOR:
+		if (!color)
+			break;
+		if (parse_color(optarg, color) < 0) {
+			cmd_error("--color takes 'auto', 'always' or 'never', not '%s'", optarg);
+			return EXIT_USAGE;
+		}
+		return CMD_NEXT_OPTION;
+	case CMD_OPT_TIMEOUT:
+		if (cmd_set_timeout(cfg, optarg) < 0)
+			return EXIT_USAGE;
+		return CMD_NEXT_OPTION;
+	case 'h':
+		usage(stdout);
+		return EXIT_OK;
+	}
+	return cmd_bad_option(c, argv, usage);
+}
+
+int
+cmd_no_operands(int argc, char **argv, void (*usage)(FILE *f))
+{
+	if (optind >= argc)
+		return EXIT_OK;
+	cmd_error("unexpected argument '%s'", argv[optind]);
 	usage(stderr);
 	return EXIT_USAGE;
 }

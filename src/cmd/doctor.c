@@ -20,11 +20,11 @@
 #include "core/config.h"
 #include "core/err.h"
 #include "core/gpu.h"
-#include "core/record.h"
 #include "core/strbuf.h"
 #include "core/xalloc.h"
 #include "backend/nvml_probe.h"
 #include "doctor/doctor.h"
+#include "record/record.h"
 
 /* the newest kernel log read: enough for days of a busy machine's messages */
 #define KLOG_MAX (4u << 20)

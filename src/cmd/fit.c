@@ -63,6 +63,19 @@ fit_usage(FILE *f)
 	      f);
 }
 
+/* The finite number that s starts with into *v, *end after it; -1 when there is none. */
+static int
+leading_number(const char *s, double *v, char **end)
+{
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	*v = strtod(s, end);
+	if (*end == s || errno || !isfinite(*v))
+		return -1;
+	return 0;
+}
+
 /* A whole count, with k/m (x1024 for --ctx, x1000 otherwise). */
 static int
 parse_count(const char *s, double unit, double *out)
@@ -70,11 +83,7 @@ parse_count(const char *s, double unit, double *out)
 	char *end;
 	double v;
 
-	if (!s || !*s)
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v))
+	if (leading_number(s, &v, &end) < 0)
 		return -1;
 	if (*end == 'k' || *end == 'K')
 		v *= unit, end++;
@@ -95,11 +104,7 @@ parse_tokens(const char *s, double *out)
 	char *end;
 	double v;
 
-	if (!s || !*s)
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v))
+	if (leading_number(s, &v, &end) < 0)
 		return -1;
 	if (*end && strchr(suf, *end) && !end[1]) {
 		v *= scale[strchr(suf, *end) - suf];
@@ -804,12 +809,11 @@ cmd_fit(int argc, char **argv, struct gs_config *cfg)
 		case OPT_LIST:
 			rc = list_models();
 			goto out;
-		case 'h':
-			fit_usage(stdout);
-			goto out;
 		default:
-			rc = cmd_bad_option(opt, argv, fit_usage);
-			goto out;
+			rc = cmd_common_option(opt, argv, cfg, NULL, fit_usage);
+			if (rc != CMD_NEXT_OPTION)
+				goto out;
+			rc = EXIT_OK;
 		}
 	}
 	if (zero && fsdp) {

@@ -1,6 +1,6 @@
 /*
  * gpuscope record: the flight recorder. Every sample (devices and
- * processes) is appended to a compact file (core/record.h) that survives a
+ * processes) is appended to a compact file (record/record.h) that survives a
  * crash or a power cut mid-write, bounded in size by rotation, until the
  * program is stopped (Ctrl-C, SIGTERM) or has taken --count samples.
  * gpuscope replay reads it back.
@@ -18,7 +18,7 @@
 #include "core/config.h"
 #include "core/err.h"
 #include "core/gpu.h"
-#include "core/record.h"
+#include "record/record.h"
 
 #define RECORD_DEFAULT_FILE "gpuscope.rec"
 
@@ -45,7 +45,7 @@ human_size(char *buf, size_t size, uint64_t n)
 int
 cmd_record(int argc, char **argv, struct gs_config *cfg)
 {
-	enum { OPT_MAXSIZE = 256, OPT_KEEP, OPT_NOPROC, OPT_KEYFRAME, OPT_TIMEOUT, OPT_SYNC };
+	enum { OPT_MAXSIZE = 256, OPT_KEEP, OPT_NOPROC, OPT_KEYFRAME, OPT_SYNC };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "interval", required_argument, NULL, 'd' },
@@ -56,7 +56,7 @@ cmd_record(int argc, char **argv, struct gs_config *cfg)
 		{ "keyframe-every", required_argument, NULL, OPT_KEYFRAME },
 		{ "sync-every", required_argument, NULL, OPT_SYNC },
 		{ "no-processes", no_argument, NULL, OPT_NOPROC },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "timeout", required_argument, NULL, CMD_OPT_TIMEOUT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -128,18 +128,14 @@ cmd_record(int argc, char **argv, struct gs_config *cfg)
 		case OPT_NOPROC:
 			cfg->want_procs = false;
 			break;
-		case OPT_TIMEOUT:
-			if (cmd_set_timeout(cfg, optarg) < 0)
-				return EXIT_USAGE;
-			break;
 		case 'q':
 			quiet = true;
 			break;
-		case 'h':
-			record_usage(stdout);
-			return EXIT_OK;
 		default:
-			return cmd_bad_option(c, argv, record_usage);
+			rc = cmd_common_option(c, argv, cfg, NULL, record_usage);
+			if (rc != CMD_NEXT_OPTION)
+				return rc;
+			rc = EXIT_OK;
 		}
 	}
 	if (optind < argc) {

@@ -144,9 +144,8 @@ cmd_specs(int argc, char **argv, struct gs_config *cfg)
 	bool json = false, sources = false;
 	size_t n, shown = 0;
 	struct fit_jw jw;
-	int c;
+	int c, rc;
 
-	(void)cfg;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":jh", opts, NULL)) != -1) {
@@ -157,11 +156,10 @@ cmd_specs(int argc, char **argv, struct gs_config *cfg)
 		case 's':
 			sources = true;
 			break;
-		case 'h':
-			specs_usage(stdout);
-			return EXIT_OK;
 		default:
-			return cmd_bad_option(c, argv, specs_usage);
+			rc = cmd_common_option(c, argv, cfg, NULL, specs_usage);
+			if (rc != CMD_NEXT_OPTION)
+				return rc;
 		}
 	}
 	if (optind < argc)

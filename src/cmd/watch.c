@@ -132,7 +132,7 @@ table_lines(struct watch *w, const struct gpu_snapshot *snap, struct strbuf *out
 					continue;
 				if (v.len + 1 > n)
 					n = v.len + 1;
-				if (!json_is_number(v.buf))
+				if (!json_text_is_number(v.buf))
 					w->left[i] = true;
 			}
 			w->width[i] = (unsigned)(n < 4 ? 4 : n);
@@ -193,7 +193,7 @@ ndjson_field_lines(struct watch *w, const struct gpu_snapshot *snap, struct strb
 			query_value(QUERY_GPU, w->q.field[i], snap, d, true, &v);
 			if (is_unknown(v.buf))
 				strbuf_addstr(out, "null");
-			else if (json_is_number(v.buf))
+			else if (json_text_is_number(v.buf))
 				strbuf_addbuf(out, &v);
 			else
 				json_str(out, v.buf);
@@ -255,7 +255,7 @@ parse_format(struct watch *w, const char *spec)
 int
 cmd_watch(int argc, char **argv, struct gs_config *cfg)
 {
-	enum { OPT_FIELDS = 256, OPT_FORMAT, OPT_TIMEOUT, OPT_NOHEADER };
+	enum { OPT_FIELDS = 256, OPT_FORMAT, OPT_NOHEADER };
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },
 		{ "interval", required_argument, NULL, 'd' },
@@ -264,7 +264,7 @@ cmd_watch(int argc, char **argv, struct gs_config *cfg)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "fields", required_argument, NULL, OPT_FIELDS },
 		{ "query-gpu", required_argument, NULL, OPT_FIELDS },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "timeout", required_argument, NULL, CMD_OPT_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -312,26 +312,16 @@ cmd_watch(int argc, char **argv, struct gs_config *cfg)
 		case OPT_FIELDS:
 			fields = optarg;
 			break;
-		case OPT_TIMEOUT:
-			if (cmd_set_timeout(cfg, optarg) < 0) {
-				rc = EXIT_USAGE;
-				goto out;
-			}
-			break;
-		case 'h':
-			watch_usage(stdout);
-			goto out;
 		default:
-			rc = cmd_bad_option(c, argv, watch_usage);
-			goto out;
+			rc = cmd_common_option(c, argv, cfg, NULL, watch_usage);
+			if (rc != CMD_NEXT_OPTION)
+				goto out;
+			rc = EXIT_OK;
 		}
 	}
-	if (optind < argc) {
-		cmd_error("unexpected argument '%s'", argv[optind]);
-		watch_usage(stderr);
-		rc = EXIT_USAGE;
+	rc = cmd_no_operands(argc, argv, watch_usage);
+	if (rc != EXIT_OK)
 		goto out;
-	}
 	w.fields_given = fields != NULL;
 	if (!fields)
 		fields = w.format == WF_CSV ? "timestamp,index,name," : "";

@@ -3,6 +3,7 @@
  */
 #include "core/err.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +24,22 @@ err_set(struct err *err, int code, const char *fmt, ...)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
 	return code;
+}
+
+int
+errno_status(int e)
+{
+	switch (e) {
+	case ENOENT:
+	case ENOTDIR:
+	case ESRCH:
+		return E_NOTFOUND;
+	case EACCES:
+	case EPERM:
+		return E_PERM;
+	default:
+		return E_IO;
+	}
 }
 
 void

@@ -43,6 +43,13 @@ int err_set(struct err *err, int code, const char *fmt, ...) __attribute__((form
 /* Forget any recorded error. */
 void err_clear(struct err *err);
 
+/*
+ * The status for a failed system call's errno e: E_NOTFOUND for a missing
+ * path or process (ENOENT, ENOTDIR, ESRCH), E_PERM when refused (EACCES,
+ * EPERM), E_IO for anything else.
+ */
+int errno_status(int e);
+
 /* A short lowercase name for a status code ("not supported", ...). */
 const char *status_str(int code);
 

@@ -70,14 +70,12 @@ gpu_snapshot_add_proc(struct gpu_snapshot *s)
 void
 gpu_snapshot_note(struct gpu_snapshot *s, const char *fmt, ...)
 {
-	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
 
-	va_start(ap, fmt);
-	strbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
 	ALLOC_GROW(s->note, s->nr_note + 1, s->alloc_note);
-	s->note[s->nr_note++] = strbuf_detach(&sb, NULL);
+	va_start(ap, fmt);
+	s->note[s->nr_note++] = xstrvfmt(fmt, ap);
+	va_end(ap);
 }
 
 static int
@@ -113,26 +111,42 @@ dev_get(const struct gpu_device *d, enum gpu_field f)
 	return dev_has(d, f) ? d->v[f] : NAN;
 }
 
+static const struct dev_state_name {
+	const char *key, *word, *smi;
+} dev_states[] = {
+	[DEV_OK] = { "ok", "ok", NULL },
+	[DEV_LOST] = { "lost", "LOST", "[GPU is lost]" },
+	[DEV_RESET_REQUIRED] = { "reset_required", "RESET REQUIRED", "[GPU requires reset]" },
+	[DEV_NOT_RESPONDING] = { "not_responding", "NOT RESPONDING", "[Timeout]" },
+	[DEV_NO_PERMISSION] = { "no_permission", "NO PERMISSION", "[Insufficient Permissions]" },
+	[DEV_ERROR] = { "error", "ERROR", "[Unknown Error]" },
+	[DEV_SUSPENDED] = { "suspended", "SUSPENDED", "[GPU is suspended]" },
+};
+
+static const struct dev_state_name *
+state_name(enum dev_state st)
+{
+	if ((unsigned)st >= ARRAY_SIZE(dev_states) || !dev_states[st].key)
+		return &dev_states[DEV_ERROR];
+	return &dev_states[st];
+}
+
 const char *
 dev_state_key(enum dev_state st)
 {
-	switch (st) {
-	case DEV_OK:
-		return "ok";
-	case DEV_LOST:
-		return "lost";
-	case DEV_RESET_REQUIRED:
-		return "reset_required";
-	case DEV_NOT_RESPONDING:
-		return "not_responding";
-	case DEV_NO_PERMISSION:
-		return "no_permission";
-	case DEV_ERROR:
-		return "error";
-	case DEV_SUSPENDED:
-		return "suspended";
-	}
-	return "error";
+	return state_name(st)->key;
+}
+
+const char *
+dev_state_word(enum dev_state st)
+{
+	return state_name(st)->word;
+}
+
+const char *
+dev_state_smi(enum dev_state st)
+{
+	return state_name(st)->smi;
 }
 
 const char *

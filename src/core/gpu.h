@@ -269,7 +269,16 @@ struct err;
 int gpu_select(const struct gpu_device *dev, size_t nr, const char *ids, bool *selected,
                struct err *err);
 
-const char *dev_state_key(enum dev_state st); /* "ok", "lost", ... */
-const char *vendor_key(enum gpu_vendor v);    /* "nvidia", ... */
+/*
+ * The names of a state, from one table: the key of JSON and metrics ("ok",
+ * "lost", "reset_required", ...), the word a table shows for a GPU that
+ * failed ("LOST", "RESET REQUIRED", ...; "ok" for DEV_OK), and nvidia-smi's
+ * spelling of a value such a GPU could not give ("[GPU is lost]"; NULL for
+ * DEV_OK). A value outside the enum reads as DEV_ERROR.
+ */
+const char *dev_state_key(enum dev_state st);
+const char *dev_state_word(enum dev_state st);
+const char *dev_state_smi(enum dev_state st);
+const char *vendor_key(enum gpu_vendor v); /* "nvidia", ... */
 
 #endif

@@ -28,6 +28,7 @@
 #include "core/err.h"
 #include "core/fileio.h"
 #include "core/gpu.h"
+#include "core/parse.h"
 #include "core/strbuf.h"
 #include "core/xalloc.h"
 
@@ -119,47 +120,6 @@ struct procinfo_ctx {
 
 /* --- small parsers; none reads past end, none trusts its input ---------- */
 
-static bool
-is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static bool
-is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool
-is_hex(char c)
-{
-	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-/* Parse a decimal number after optional blanks at *s, advancing *s past it. */
-static bool
-parse_u64(const char **s, const char *end, uint64_t *v)
-{
-	const char *p = *s;
-	uint64_t x = 0;
-
-	while (p < end && is_blank(*p))
-		p++;
-	if (p == end || !is_digit(*p))
-		return false;
-	for (; p < end && is_digit(*p); p++) {
-		unsigned d = (unsigned)(*p - '0');
-
-		if (x > (UINT64_MAX - d) / 10)
-			return false;
-		x = x * 10 + d;
-	}
-	*s = p;
-	*v = x;
-	return true;
-}
-
 /*
  * Parse "12345.67" by hand: strtod() follows LC_NUMERIC, which a front end
  * may have set to a locale that writes a decimal comma.
@@ -173,7 +133,7 @@ parse_seconds(const char **s, const char *end, double *v)
 	if (!parse_u64(s, end, &ip))
 		return false;
 	if (*s < end && **s == '.') {
-		for ((*s)++; *s < end && is_digit(**s); (*s)++) {
+		for ((*s)++; *s < end && parse_is_digit(**s); (*s)++) {
 			if (scale < 1e15) {
 				fp = fp * 10 + (uint64_t)(**s - '0');
 				scale *= 10;
@@ -188,18 +148,14 @@ parse_seconds(const char **s, const char *end, double *v)
 static bool
 has_key(const char *p, const char *eol, const char *key, const char **val)
 {
-	size_t n = strlen(key);
-
-	if ((size_t)(eol - p) < n || memcmp(p, key, n))
-		return false;
-	*val = p + n;
-	return true;
+	*val = p;
+	return parse_skip_prefix(val, eol, key);
 }
 
 static bool
 only_blanks(const char *p, const char *end)
 {
-	while (p < end && is_blank(*p))
+	while (p < end && parse_is_blank(*p))
 		p++;
 	return p == end;
 }
@@ -297,10 +253,10 @@ parse_stat(const char *buf, size_t len, struct stat_info *st)
 		uint64_t *dst = NULL;
 		uint64_t x;
 
-		while (p < end && is_blank(*p))
+		while (p < end && parse_is_blank(*p))
 			p++;
 		tok = p;
-		while (p < end && !is_blank(*p) && *p != '\n')
+		while (p < end && !parse_is_blank(*p) && *p != '\n')
 			p++;
 		if (p == tok)
 			return false;
@@ -342,14 +298,6 @@ next_field(const char **s, const char *eol, const char **f)
 	return true;
 }
 
-static bool
-field_is(const char *f, const char *fend, const char *s)
-{
-	size_t n = strlen(s);
-
-	return (size_t)(fend - f) == n && !memcmp(f, s, n);
-}
-
 /* Do the super options "rw,hidepid=2,..." hide other users' processes? */
 static bool
 opts_hidepid(const char *p, const char *end)
@@ -362,7 +310,7 @@ opts_hidepid(const char *p, const char *end)
 
 		if (has_key(p, oend, "hidepid=", &v)) {
 			for (size_t i = 0; i < sizeof(hiding) / sizeof(hiding[0]); i++)
-				if (field_is(v, oend, hiding[i]))
+				if (parse_span_is(v, oend, hiding[i]))
 					return true;
 		}
 		p = comma ? comma + 1 : end;
@@ -386,16 +334,17 @@ mount_hides(const char *p, const char *eol, const char *proc_root)
 		if (n == 5) {
 			mp = f;
 			mp_end = p;
-		} else if (n > 6 && !after_dash && field_is(f, p, "-")) {
+		} else if (n > 6 && !after_dash && parse_span_is(f, p, "-")) {
 			after_dash = true;
 			n = 0;
 		} else if (after_dash && n == 1) {
 			fs = f;
 			fs_end = p;
 		} else if (after_dash && n == 3) {
-			if (!fs || !field_is(fs, fs_end, "proc") || !mp)
+			if (!fs || !parse_span_is(fs, fs_end, "proc") || !mp)
 				return false;
-			if (!field_is(mp, mp_end, "/proc") && !field_is(mp, mp_end, proc_root))
+			if (!parse_span_is(mp, mp_end, "/proc") &&
+			    !parse_span_is(mp, mp_end, proc_root))
 				return false;
 			return opts_hidepid(f, p);
 		}
@@ -464,7 +413,7 @@ is_hex_id(const char *s, size_t n)
 		return false;
 	/* runtimes write ids in lowercase */
 	for (size_t i = 0; i < n; i++)
-		if (!is_digit(s[i]) && !(s[i] >= 'a' && s[i] <= 'f'))
+		if (!parse_is_digit(s[i]) && !(s[i] >= 'a' && s[i] <= 'f'))
 			return false;
 	return true;
 }
@@ -517,7 +466,7 @@ pod_component(const char *c, size_t n, bool under_kubepods, char *pod, size_t po
 	if (!uid || len < 8 || len >= pod_size)
 		return false;
 	for (i = 0; i < len; i++)
-		if (!is_hex(uid[i]) && uid[i] != '-' && uid[i] != '_')
+		if (!parse_is_hex(uid[i]) && uid[i] != '-' && uid[i] != '_')
 			return false;
 	for (i = 0; i < len; i++)
 		pod[i] = uid[i] == '_' ? '-' : uid[i];
@@ -549,11 +498,11 @@ colon_component(const char *c, size_t n, struct cg_match *m)
 	c2 = memchr(c1 + 1, ':', (size_t)(end - c1 - 1));
 	if (!c2 || !is_hex_id(c2 + 1, (size_t)(end - c2 - 1)))
 		return false;
-	if (field_is(c1 + 1, c2, "cri-containerd"))
+	if (parse_span_is(c1 + 1, c2, "cri-containerd"))
 		rt = "containerd";
-	else if (field_is(c1 + 1, c2, "crio"))
+	else if (parse_span_is(c1 + 1, c2, "crio"))
 		rt = "cri-o";
-	else if (field_is(c1 + 1, c2, "docker"))
+	else if (parse_span_is(c1 + 1, c2, "docker"))
 		rt = "docker";
 	if (!rt)
 		return false;
@@ -601,11 +550,11 @@ match_component(const char *c, size_t n, enum cg_prev prev, bool *kubepods, stru
 		set_match(m, "lxc", c, n);
 	else if (n > 12 && !memcmp(c, "lxc.payload.", 12))
 		set_match(m, "lxc", c + 12, n - 12);
-	if (field_is(c, c + n, "docker"))
+	if (parse_span_is(c, c + n, "docker"))
 		return PREV_DOCKER;
-	if (field_is(c, c + n, "containerd"))
+	if (parse_span_is(c, c + n, "containerd"))
 		return PREV_CONTAINERD;
-	if (field_is(c, c + n, "lxc") || field_is(c, c + n, "lxc.payload"))
+	if (parse_span_is(c, c + n, "lxc") || parse_span_is(c, c + n, "lxc.payload"))
 		return PREV_LXC;
 	if (n >= 8 && !memcmp(c, "kubepods", 8))
 		*kubepods = true;
@@ -744,7 +693,7 @@ passwd_line(struct procinfo_ctx *ctx, const char *p, const char *eol, uint32_t s
 	if (!c2)
 		return;
 	v = c2 + 1;
-	if (v == eol || !is_digit(*v) || !parse_u64(&v, eol, &uid) || v == eol || *v != ':' ||
+	if (v == eol || !parse_is_digit(*v) || !parse_u64(&v, eol, &uid) || v == eol || *v != ':' ||
 	    uid > UINT32_MAX)
 		return;
 	ALLOC_GROW(ctx->user, ctx->nr_user + 1, ctx->alloc_user);

@@ -118,6 +118,27 @@ strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	va_end(ap);
 }
 
+char *
+xstrvfmt(const char *fmt, va_list ap)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_vaddf(&sb, fmt, ap);
+	return strbuf_detach(&sb, NULL);
+}
+
+char *
+xstrfmt(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = xstrvfmt(fmt, ap);
+	va_end(ap);
+	return s;
+}
+
 void
 strbuf_rtrim(struct strbuf *sb)
 {

@@ -71,6 +71,10 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 /* Remove trailing whitespace. */
 void strbuf_rtrim(struct strbuf *sb);
 
+/* A new string (the caller frees it) formatted as printf() would; aborts when out of memory. */
+char *xstrfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xstrvfmt(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
 /*
  * Copy src into dst of size bytes, cutting it if needed; dst is always
  * NUL-terminated (when size > 0). Returns dst.

@@ -89,9 +89,9 @@ const struct dr_check dr_checks[] = {
 };
 
 static const struct dr_explain *const catalogs[] = {
-	dr_catalog_core,     dr_catalog_nvidia,   dr_catalog_toolkit, dr_catalog_python,
-	dr_catalog_devices,  dr_catalog_render,   dr_catalog_health,  dr_catalog_klog,
-	dr_catalog_klog_drm, dr_catalog_workload,
+	dr_catalog_core,     dr_catalog_nvidia,   dr_catalog_toolkit,  dr_catalog_python,
+	dr_catalog_devices,  dr_catalog_render,   dr_catalog_health,   dr_catalog_klog,
+	dr_catalog_klog_drm, dr_catalog_klog_aer, dr_catalog_workload,
 };
 
 const struct dr_explain *

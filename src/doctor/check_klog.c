@@ -1,6 +1,6 @@
 /*
  * log.*: the kernel log, read once line by line; each decoder (NVIDIA's
- * here in klog_nvidia.c, amdgpu/i915/xe and PCIe AER in klog_drm.c) takes
+ * here in klog_nvidia.c, amdgpu/i915/xe in klog_drm.c, PCIe AER in klog_aer.c) takes
  * its own lines and reports them afterwards, repeats counted once.
  */
 #include "doctor/doctor.h"

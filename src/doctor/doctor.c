@@ -14,14 +14,6 @@
 #include "core/xalloc.h"
 #include "core/json.h"
 
-static char *__attribute__((format(printf, 1, 0))) vformat(const char *fmt, va_list ap)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	strbuf_vaddf(&sb, fmt, ap);
-	return strbuf_detach(&sb, NULL);
-}
-
 struct dr_finding *
 dr_add(struct dr_report *r, const char *id, enum dr_severity sev, const char *fmt, ...)
 {
@@ -34,7 +26,7 @@ dr_add(struct dr_report *r, const char *id, enum dr_severity sev, const char *fm
 	f->id = id;
 	f->severity = sev;
 	va_start(ap, fmt);
-	f->title = vformat(fmt, ap);
+	f->title = xstrvfmt(fmt, ap);
 	va_end(ap);
 	return f;
 }
@@ -46,7 +38,7 @@ dr_evidence(struct dr_finding *f, const char *fmt, ...)
 
 	ALLOC_GROW(f->evidence, f->nr_evidence + 1, f->alloc_evidence);
 	va_start(ap, fmt);
-	f->evidence[f->nr_evidence++] = vformat(fmt, ap);
+	f->evidence[f->nr_evidence++] = xstrvfmt(fmt, ap);
 	va_end(ap);
 }
 
@@ -57,7 +49,7 @@ dr_meaning(struct dr_finding *f, const char *fmt, ...)
 
 	free(f->meaning);
 	va_start(ap, fmt);
-	f->meaning = vformat(fmt, ap);
+	f->meaning = xstrvfmt(fmt, ap);
 	va_end(ap);
 }
 
@@ -68,7 +60,7 @@ dr_action(struct dr_finding *f, const char *fmt, ...)
 
 	free(f->action);
 	va_start(ap, fmt);
-	f->action = vformat(fmt, ap);
+	f->action = xstrvfmt(fmt, ap);
 	va_end(ap);
 }
 

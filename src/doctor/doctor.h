@@ -218,7 +218,7 @@ extern const struct dr_check dr_checks[];
  */
 extern const struct dr_explain dr_catalog_core[], dr_catalog_nvidia[], dr_catalog_toolkit[],
         dr_catalog_python[], dr_catalog_devices[], dr_catalog_render[], dr_catalog_health[],
-        dr_catalog_klog[], dr_catalog_klog_drm[], dr_catalog_workload[];
+        dr_catalog_klog[], dr_catalog_klog_drm[], dr_catalog_klog_aer[], dr_catalog_workload[];
 
 /* Every entry, sorted by id, into out (up to max); returns how many there are. */
 size_t dr_catalog_list(const struct dr_explain **out, size_t max);

@@ -92,7 +92,7 @@ void klog_nvidia_report(const struct dr_ctx *ctx, const struct klog_events *ev,
 bool klog_drm_line(const struct klog_line *l,
                    struct klog_events *ev); /* klog_drm.c: amdgpu, i915, xe */
 void klog_drm_report(const struct dr_ctx *ctx, const struct klog_events *ev, struct dr_report *r);
-bool klog_aer_line(const struct klog_line *l, struct klog_events *ev); /* klog_drm.c: PCIe AER */
+bool klog_aer_line(const struct klog_line *l, struct klog_events *ev); /* klog_aer.c: PCIe AER */
 void klog_aer_report(const struct dr_ctx *ctx, const struct klog_events *ev, struct dr_report *r);
 
 /* --- NVIDIA's Xid catalog (data/nvidia/xid.tsv, built in) ------------------------------ */

@@ -680,29 +680,6 @@ query_parse_format(struct query_format *fmt, const char *spec, struct err *err)
 	return 0;
 }
 
-/* nvidia-smi's spelling of a value it could not read from a GPU in state st. */
-static const char *
-state_value(enum dev_state st)
-{
-	switch (st) {
-	case DEV_OK:
-		break;
-	case DEV_LOST:
-		return "[GPU is lost]";
-	case DEV_RESET_REQUIRED:
-		return "[GPU requires reset]";
-	case DEV_NOT_RESPONDING:
-		return "[Timeout]";
-	case DEV_NO_PERMISSION:
-		return "[Insufficient Permissions]";
-	case DEV_ERROR:
-		return "[Unknown Error]";
-	case DEV_SUSPENDED:
-		return "[GPU is suspended]";
-	}
-	return NULL;
-}
-
 static void
 add_timestamp(double t, struct strbuf *out)
 {
@@ -916,7 +893,7 @@ add_value(const struct qfield *f, const struct gpu_snapshot *snap, const struct 
 		return;
 	}
 	if (!of_system(f->fmt) && d)
-		bad = state_value(d->state);
+		bad = dev_state_smi(d->state);
 	strbuf_addstr(out, bad ? bad : f->na ? f->na : "[N/A]");
 }
 

@@ -154,28 +154,6 @@ temp_style(const struct gpu_device *d)
 	}
 }
 
-static const char *
-state_word(enum dev_state st)
-{
-	switch (st) {
-	case DEV_LOST:
-		return "LOST";
-	case DEV_RESET_REQUIRED:
-		return "RESET REQUIRED";
-	case DEV_NOT_RESPONDING:
-		return "NOT RESPONDING";
-	case DEV_NO_PERMISSION:
-		return "NO PERMISSION";
-	case DEV_ERROR:
-		return "ERROR";
-	case DEV_SUSPENDED:
-		return "SUSPENDED";
-	case DEV_OK:
-		break;
-	}
-	return "ok";
-}
-
 /* index, name, bus id, then the performance state and power, or the state of a failed GPU */
 static void
 gpu_identity(struct line *l, const struct gpu_device *d, const struct term *t, size_t name_w)
@@ -194,7 +172,7 @@ gpu_identity(struct line *l, const struct gpu_device *d, const struct term *t, s
 	item(l, t, NULL, d->pci_bus_id[0] ? d->pci_bus_id : NA, ST_NONE, 16);
 	gap(l);
 	if (d->state != DEV_OK) {
-		put(l, t, ST_RED, state_word(d->state));
+		put(l, t, ST_RED, dev_state_word(d->state));
 		return;
 	}
 	if (dev_has(d, GF_PSTATE))

@@ -96,15 +96,13 @@ static void add(struct dlines *l, enum tui_role role, const char *fmt, ...)
 static void
 add(struct dlines *l, enum tui_role role, const char *fmt, ...)
 {
-	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
 
-	va_start(ap, fmt);
-	strbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
 	ALLOC_GROW(l->v, l->nr + 1, l->alloc);
 	l->v[l->nr].role = role;
-	l->v[l->nr].text = strbuf_detach(&sb, NULL);
+	va_start(ap, fmt);
+	l->v[l->nr].text = xstrvfmt(fmt, ap);
+	va_end(ap);
 	l->nr++;
 }
 

@@ -19,23 +19,10 @@
 const char *
 tui_state_word(enum dev_state st)
 {
-	switch (st) {
-	case DEV_LOST:
-		return "LOST";
-	case DEV_RESET_REQUIRED:
-		return "RESET REQUIRED";
-	case DEV_NOT_RESPONDING:
+	/* the TUI keeps showing the last values it had: say that they are old */
+	if (st == DEV_NOT_RESPONDING)
 		return "NOT RESPONDING (stale)";
-	case DEV_NO_PERMISSION:
-		return "NO PERMISSION";
-	case DEV_ERROR:
-		return "ERROR";
-	case DEV_SUSPENDED:
-		return "SUSPENDED";
-	case DEV_OK:
-		break;
-	}
-	return "ok";
+	return dev_state_word(st);
 }
 
 bool
