@@ -118,7 +118,49 @@ json_num(struct strbuf *sb, double v, int decimals)
 		strbuf_add(sb, q, (size_t)(buf + sizeof(buf) - q));
 		return;
 	}
-	snprintf(buf, sizeof(buf), "%.*f", decimals > 0 && decimals < 20 ? decimals : 3, v);
+	if (decimals <= 0 || decimals >= 20)
+		decimals = 3;
+	if (decimals <= 6 && fabs(v) < 1e6) {
+		/*
+		 * Most of the rest (percentages, seconds, watts) without printf
+		 * either: v scaled to an integer and rounded, as printf rounds, when
+		 * the scaled value is clear of a tie (error of the product < 1e-9;
+		 * printf rounds the exact binary value, so a near-tie goes to it).
+		 */
+		static const double scale[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
+		static const unsigned long long div[] = {
+			1, 10, 100, 1000, 10000, 100000, 1000000
+		};
+		double r = fabs(v) * scale[decimals], fl = floor(r);
+
+		if (fabs(r - fl - 0.5) > 1e-6) {
+			unsigned long long u = (unsigned long long)(r - fl < 0.5 ? fl : fl + 1);
+			unsigned long long ip = u / div[decimals], fp = u % div[decimals];
+			char *q = buf + sizeof(buf);
+			int d = decimals;
+
+			/* the fraction without its trailing zeros */
+			while (d > 0 && fp % 10 == 0) {
+				fp /= 10;
+				d--;
+			}
+			for (int k = 0; k < d; k++) {
+				*--q = (char)('0' + fp % 10);
+				fp /= 10;
+			}
+			if (d)
+				*--q = '.';
+			do {
+				*--q = (char)('0' + ip % 10);
+				ip /= 10;
+			} while (ip);
+			if (v < 0 && u)
+				*--q = '-';
+			strbuf_add(sb, q, (size_t)(buf + sizeof(buf) - q));
+			return;
+		}
+	}
+	snprintf(buf, sizeof(buf), "%.*f", decimals, v);
 	len = strlen(buf);
 	while (len > 1 && buf[len - 1] == '0')
 		buf[--len] = '\0';
@@ -131,7 +173,7 @@ json_num(struct strbuf *sb, double v, int decimals)
 }
 
 bool
-json_is_number(const char *s)
+json_text_is_number(const char *s)
 {
 	const char *p = s;
 

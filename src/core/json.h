@@ -11,7 +11,7 @@
 struct strbuf;
 
 /* Whether s is all of one number as JSON spells it (no hex, no leading zeros, no '+'). */
-bool json_is_number(const char *s);
+bool json_text_is_number(const char *s);
 
 /* Append s as a JSON string (quoted, escaped; invalid UTF-8 bytes become U+FFFD). */
 void json_str(struct strbuf *sb, const char *s);

@@ -15,7 +15,8 @@
  *    compute-sanitizer/, no version file; its libcudart is
  *    /usr/lib/<triplet>/libcudart.so.X.Y.Z, from libcudartN);
  *  - a libcudart.so.X.Y.Z in an LD_LIBRARY_PATH directory outside them.
- * The version comes from, in order: <prefix>/version.json (CUDA 11.1 on:
+ * The version comes from, in order: <prefix>/version.json (parsed by
+ * jansson, core/jsonin.h; CUDA 11.1 on:
  * {"cuda": {"name": "CUDA SDK", "version": "12.4.1"}, ...}),
  * <prefix>/version.txt (up to 11.0: "CUDA Version 10.2.89"), CUDART_VERSION
  * in include/cuda_runtime_api.h (13000: every toolkit has it, also one
@@ -28,6 +29,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +42,13 @@
 #include "core/err.h"
 #include "core/fileio.h"
 #include "core/gpu.h"
+#include "core/jsonin.h"
 #include "core/strbuf.h"
 #include "core/xalloc.h"
 #include "doctor/cudaver.h"
+
+/* NVIDIA's version.json is 2 to 3 KiB (CUDA 12); a file past this is no such file */
+#define VERSION_JSON_MAX (64 * 1024)
 
 /* How a toolkit was found (several at once once deduplicated). */
 enum tk_via {
@@ -211,45 +217,49 @@ runtime_len(const char *v)
 
 /* --- where the version is written ---------------------------------------------- */
 
-/* version.json: the "version" of the "cuda" object. */
+/*
+ * version.json: the "version" string of the top-level "cuda" object, the
+ * file parsed by jansson (core/jsonin.h). What is wrong with a file that
+ * is there goes to t->tried, one line.
+ */
 static bool
 version_json(const struct dr_ctx *ctx, struct toolkit *t)
 {
 	struct strbuf sb = STRBUF_INIT;
+	struct err err = ERR_INIT;
 	char path[PATH_MAX];
-	const char *p, *end, *q;
+	const json_t *cuda, *v;
+	json_t *root = NULL;
 	bool got = false;
 
 	path_fmt(path, sizeof(path), "%s/version.json", t->real);
-	if (read_abs(ctx, path, &sb, 64 * 1024) < 0)
+	if (read_abs(ctx, path, &sb, VERSION_JSON_MAX + 1) < 0)
 		goto out;
-	p = strstr(sb.buf, "\"cuda\"");
-	end = p ? strchr(p, '}') : NULL;
-	q = p ? strstr(p, "\"version\"") : NULL;
-	if (!q || (end && q > end)) {
+	if (sb.len > VERSION_JSON_MAX) {
+		strbuf_addf(&t->tried, "%s: over 64 KiB, not CUDA's version.json; ", path);
+		goto out;
+	}
+	root = jsonin_object(sb.buf, sb.len, path, &err);
+	if (!root) {
+		strbuf_addf(&t->tried, "%s; ", err.msg);
+		goto out;
+	}
+	cuda = json_object_get(root, "cuda");
+	v = json_is_object(cuda) ? json_object_get(cuda, "version") : NULL;
+	if (!v) {
 		strbuf_addf(&t->tried, "%s: no \"cuda\" version; ", path);
 		goto out;
 	}
-	/* "version" : "12.4.1": a string value, not a quote further on */
-	q += 9;
-	q += strspn(q, " \t\r\n");
-	if (*q == ':') {
-		q++;
-		q += strspn(q, " \t\r\n");
-		if (*q == '"') {
-			size_t len = strcspn(q + 1, "\"\n");
-
-			if (q[1 + len] == '"') {
-				set_version(t, q + 1, len);
-				got = t->version[0];
-			}
-		}
+	if (json_is_string(v)) {
+		set_version(t, json_string_value(v), json_string_length(v));
+		got = t->version[0];
 	}
 	if (got)
 		strbuf_addf(&t->from, "%s: \"cuda\": { \"version\": \"%s\" }", path, t->version);
 	else
 		strbuf_addf(&t->tried, "%s: no \"cuda\" version string; ", path);
 out:
+	json_decref(root);
 	strbuf_release(&sb);
 	return got;
 }

@@ -1,12 +1,13 @@
 /*
  * Transformer model shapes: the catalog (data/models/models.tsv, built in by
  * models_data.S, parsed once on first use), Hugging Face config.json files
- * (a small tolerant JSON reader), generic shapes for a bare size ("7b",
+ * (parsed by jansson, core/jsonin.h), generic shapes for a bare size ("7b",
  * "8x7b"), and the parameter and KV-cache arithmetic on a shape.
  */
 #include "fit/models.h"
 
 #include <ctype.h>
+#include <jansson.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include "core/err.h"
 #include "core/fileio.h"
+#include "core/jsonin.h"
 #include "core/strbuf.h"
 #include "core/strdist.h"
 #include "core/xalloc.h"
@@ -591,273 +593,42 @@ model_from_size(const char *s, struct model_cfg *out, struct err *err)
 
 /* ---- config.json ---- */
 
-enum jtype { J_NULL, J_BOOL, J_NUM, J_STR };
-
-struct jval {
-	char key[96]; /* "hidden_size", or "text_config.hidden_size" one level down */
-	enum jtype type;
-	double num;
-	char str[96];
-};
-
-struct jparser {
-	const char *start, *p, *end;
-	struct jval *v;
-	size_t nr, alloc;
-	const char *what; /* the error: what was expected */
-};
-
-#define JSON_MAX_DEPTH 64
-
-static void
-jskip_ws(struct jparser *j)
-{
-	while (j->p < j->end && isspace((unsigned char)*j->p))
-		j->p++;
-}
-
-static bool
-jlit(struct jparser *j, const char *lit)
-{
-	size_t n = strlen(lit);
-
-	if ((size_t)(j->end - j->p) >= n && !memcmp(j->p, lit, n)) {
-		j->p += n;
-		return true;
-	}
-	return false;
-}
-
-/* A string at p (after its '"'); its text, escapes decoded and cut to size, in buf. */
-static int
-jstring(struct jparser *j, char *buf, size_t size)
-{
-	size_t n = 0;
-
-	j->p++;
-	while (j->p < j->end && *j->p != '"') {
-		char c = *j->p++;
-
-		if ((unsigned char)c < 0x20) {
-			j->what = "a closing '\"'";
-			return -1;
-		}
-		if (c == '\\') {
-			if (j->p >= j->end)
-				break;
-			c = *j->p++;
-			switch (c) {
-			case 'n':
-				c = '\n';
-				break;
-			case 't':
-				c = '\t';
-				break;
-			case 'r':
-				c = '\r';
-				break;
-			case 'b':
-				c = '\b';
-				break;
-			case 'f':
-				c = '\f';
-				break;
-			case 'u':
-				for (int k = 0; k < 4; k++, j->p++)
-					if (j->p >= j->end || !isxdigit((unsigned char)*j->p)) {
-						j->what = "four hex digits after \\u";
-						return -1;
-					}
-				c = '?';
-				break;
-			case '"':
-			case '\\':
-			case '/':
-				break;
-			default:
-				j->what = "a valid escape";
-				return -1;
-			}
-		}
-		if (n + 1 < size)
-			buf[n++] = c;
-	}
-	if (j->p >= j->end) {
-		j->what = "a closing '\"'";
-		return -1;
-	}
-	j->p++;
-	if (size)
-		buf[n] = '\0';
-	return 0;
-}
-
-static struct jval *
-jrecord(struct jparser *j, const char *key, enum jtype type)
-{
-	struct jval *v;
-
-	ALLOC_GROW(j->v, j->nr + 1, j->alloc);
-	v = &j->v[j->nr++];
-	memset(v, 0, sizeof(*v));
-	snprintf(v->key, sizeof(v->key), "%s", key);
-	v->type = type;
-	return v;
-}
-
 /*
- * One value at p. Scalars whose key (path) is not NULL are recorded: the
- * members of the top-level object and of the objects one level down.
+ * The member key of root, or else of root's "text_config" (multimodal
+ * configs: LLaVA, Gemma 3, Mllama keep the language model's shape there);
+ * NULL when neither has it or it is null.
  */
-static int
-jvalue(struct jparser *j, const char *key, int depth)
+static const json_t *
+cfg_get(const json_t *root, const char *key)
 {
-	jskip_ws(j);
-	if (j->p >= j->end) {
-		j->what = "a value";
-		return -1;
-	}
-	if (depth > JSON_MAX_DEPTH) {
-		j->what = "less nesting";
-		return -1;
-	}
-	if (*j->p == '{' || *j->p == '[') {
-		bool object = *j->p == '{';
-		char close = object ? '}' : ']';
+	const json_t *v = json_object_get(root, key), *text;
 
-		j->p++;
-		for (;;) {
-			char name[96], path[192];
-			const char *child = NULL;
-
-			jskip_ws(j);
-			if (j->p < j->end && *j->p == close) { /* empty, or a trailing comma */
-				j->p++;
-				return 0;
-			}
-			if (object) {
-				if (j->p >= j->end || *j->p != '"') {
-					j->what = "a member name";
-					return -1;
-				}
-				if (jstring(j, name, sizeof(name)) < 0)
-					return -1;
-				jskip_ws(j);
-				if (j->p >= j->end || *j->p != ':') {
-					j->what = "':'";
-					return -1;
-				}
-				j->p++;
-				if (depth == 0) {
-					child = name;
-				} else if (depth == 1 && key) {
-					snprintf(path, sizeof(path), "%s.%s", key, name);
-					child = path;
-				}
-			}
-			if (jvalue(j, child, depth + 1) < 0)
-				return -1;
-			jskip_ws(j);
-			if (j->p < j->end && *j->p == ',') {
-				j->p++;
-				continue;
-			}
-			if (j->p < j->end && *j->p == close) {
-				j->p++;
-				return 0;
-			}
-			j->what = object ? "',' or '}'" : "',' or ']'";
-			return -1;
-		}
-	}
-	if (*j->p == '"') {
-		char buf[96];
-
-		if (jstring(j, buf, sizeof(buf)) < 0)
-			return -1;
-		if (key)
-			snprintf(jrecord(j, key, J_STR)->str, sizeof(buf), "%s", buf);
-		return 0;
-	}
-	if (jlit(j, "true") || jlit(j, "false")) {
-		if (key) /* "true" ends in 'u', 'e'; "false" in 's', 'e' */
-			jrecord(j, key, J_BOOL)->num = j->p[-2] == 'u';
-		return 0;
-	}
-	if (jlit(j, "null")) {
-		if (key)
-			jrecord(j, key, J_NULL);
-		return 0;
-	}
-	/* numbers, and the NaN / Infinity that Python's json writes */
-	{
-		const char *s = j->p;
-		char buf[64];
-		double v;
-
-		if (jlit(j, "NaN")) {
-			v = NAN;
-		} else if (jlit(j, "Infinity")) {
-			v = INFINITY;
-		} else if (jlit(j, "-Infinity")) {
-			v = -INFINITY;
-		} else {
-			char *e;
-
-			if (*s == '-')
-				s++;
-			if (s >= j->end || !isdigit((unsigned char)*s)) {
-				j->what = "a value";
-				return -1;
-			}
-			while (s < j->end && (isdigit((unsigned char)*s) || *s == '.' ||
-			                      *s == 'e' || *s == 'E' || *s == '+' || *s == '-'))
-				s++;
-			if ((size_t)(s - j->p) >= sizeof(buf)) {
-				j->what = "a shorter number";
-				return -1;
-			}
-			snprintf(buf, sizeof(buf), "%.*s", (int)(s - j->p), j->p);
-			v = strtod(buf, &e);
-			if (*e) {
-				j->what = "a number";
-				return -1;
-			}
-			j->p = s;
-		}
-		if (key)
-			jrecord(j, key, J_NUM)->num = v;
-		return 0;
-	}
+	if (v && !json_is_null(v))
+		return v;
+	text = json_object_get(root, "text_config");
+	v = json_is_object(text) ? json_object_get(text, key) : NULL;
+	return v && !json_is_null(v) ? v : NULL;
 }
 
-/* The value of key: at the top, else in text_config (multimodal configs); NULL none or null. */
-static const struct jval *
-jget(const struct jparser *j, const char *key)
-{
-	char nested[128];
-
-	snprintf(nested, sizeof(nested), "text_config.%s", key);
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = j->nr; i-- > 0;) /* the last of duplicate keys wins */
-			if (!strcmp(j->v[i].key, pass ? nested : key))
-				return j->v[i].type == J_NULL ? NULL : &j->v[i];
-	return NULL;
-}
-
-/* A number (or boolean) at key into *v: 1; absent or null: 0; something else: -1. */
+/* A number (or boolean, as 0 or 1) at key into *v: 1; absent or null: 0; something else: -1. */
 static int
-jnum(const struct jparser *j, const char *key, double *v)
+cfg_num(const json_t *root, const char *key, double *v)
 {
-	const struct jval *x = jget(j, key);
+	const json_t *x = cfg_get(root, key);
 
 	if (!x)
 		return 0;
-	if (x->type != J_NUM && x->type != J_BOOL)
+	if (json_is_number(x))
+		*v = json_number_value(x);
+	else if (json_is_boolean(x))
+		*v = json_is_true(x);
+	else
 		return -1;
-	*v = x->num;
 	return 1;
 }
+
+/* counts past 2^53 are not whole numbers in a double, and no model has one */
+#define COUNT_MAX 9007199254740992.0
 
 static void
 config_name(char *buf, size_t size, const char *path)
@@ -881,7 +652,7 @@ config_name(char *buf, size_t size, const char *path)
 }
 
 static int
-config_fill(const struct jparser *j, const char *path, struct model_cfg *out, struct err *err)
+config_fill(const json_t *j, const char *path, struct model_cfg *out, struct err *err)
 {
 	static const struct {
 		const char *key;
@@ -912,7 +683,7 @@ config_fill(const struct jparser *j, const char *path, struct model_cfg *out, st
 		K("sliding_window_pattern", sliding_every, false),
 #undef K
 	};
-	const struct jval *type = jget(j, "model_type");
+	const json_t *type = cfg_get(j, "model_type");
 	double v;
 	int r;
 
@@ -920,11 +691,11 @@ config_fill(const struct jparser *j, const char *path, struct model_cfg *out, st
 	out->max_ctx = NAN;
 	out->intermediate = NAN;
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-		r = jnum(j, keys[i].key, &v);
+		r = cfg_num(j, keys[i].key, &v);
 		if (r < 0)
 			return err_set(err, E_PARSE, "%s: \"%s\" is not a number", path,
 			               keys[i].key);
-		if (r > 0 && (isnan(v) || v < 0))
+		if (r > 0 && !(v >= 0 && v <= COUNT_MAX))
 			return err_set(err, E_PARSE, "%s: \"%s\" is not a count", path,
 			               keys[i].key);
 		if (r > 0)
@@ -943,7 +714,7 @@ config_fill(const struct jparser *j, const char *path, struct model_cfg *out, st
 		               path);
 	config_name(out->name, sizeof(out->name), path);
 	snprintf(out->family, sizeof(out->family), "%.*s", (int)sizeof(out->family) - 1,
-	         type && type->type == J_STR ? type->str : "generic");
+	         json_is_string(type) ? json_string_value(type) : "generic");
 	if (!out->kv_heads)
 		out->kv_heads = out->heads;
 	if (out->kv_lora_rank > 0)
@@ -955,16 +726,16 @@ config_fill(const struct jparser *j, const char *path, struct model_cfg *out, st
 	if (out->experts > 0 && isnan(out->intermediate))
 		out->intermediate = out->moe_intermediate;
 	/* tie_word_embeddings: absent means the model class's default, true for Gemma only */
-	if (jnum(j, "tie_word_embeddings", &v) > 0)
+	if (cfg_num(j, "tie_word_embeddings", &v) > 0)
 		out->tied_embeddings = v != 0;
 	else
 		out->tied_embeddings = !strncmp(out->family, "gemma", 5);
-	if (jnum(j, "attention_bias", &v) > 0 && v != 0)
+	if (cfg_num(j, "attention_bias", &v) > 0 && v != 0)
 		out->qkv_bias = true;
 	if (!strcmp(out->family, "qwen2"))
 		out->qkv_bias = true;
 	/* Qwen2 carries a sliding_window it does not use */
-	if (jnum(j, "use_sliding_window", &v) > 0 && v == 0)
+	if (cfg_num(j, "use_sliding_window", &v) > 0 && v == 0)
 		out->sliding_window = 0;
 	if (out->sliding_window > 0 && !out->sliding_every && !strcmp(out->family, "gemma2"))
 		out->sliding_every = 2; /* Gemma 2 alternates local and global layers */
@@ -976,7 +747,7 @@ int
 model_from_config(const char *path, struct model_cfg *out, struct err *err)
 {
 	struct strbuf sb = STRBUF_INIT, file = STRBUF_INIT;
-	struct jparser j = { 0 };
+	json_t *root = NULL;
 	struct stat st;
 	int ret;
 
@@ -994,25 +765,14 @@ model_from_config(const char *path, struct model_cfg *out, struct err *err)
 		ret = err_set(err, E_PARSE, "%s: over 1 MiB, not a model config.json", file.buf);
 		goto out;
 	}
-	j.start = j.p = sb.buf;
-	j.end = sb.buf + sb.len;
-	jskip_ws(&j);
-	if (j.p >= j.end || *j.p != '{') {
-		ret = err_set(err, E_PARSE, "%s: not a JSON object", file.buf);
+	root = jsonin_object(sb.buf, sb.len, file.buf, err);
+	if (!root) {
+		ret = E_PARSE;
 		goto out;
 	}
-	if (jvalue(&j, NULL, 0) < 0 || (jskip_ws(&j), j.p < j.end)) {
-		size_t line = 1;
-
-		for (const char *c = j.start; c < j.p && c < j.end; c++)
-			line += *c == '\n';
-		ret = err_set(err, E_PARSE, "%s: malformed JSON at line %zu (expected %s)",
-		              file.buf, line, j.what ? j.what : "the end");
-		goto out;
-	}
-	ret = config_fill(&j, file.buf, out, err);
+	ret = config_fill(root, file.buf, out, err);
 out:
-	free(j.v);
+	json_decref(root);
 	strbuf_release(&sb);
 	strbuf_release(&file);
 	return ret;

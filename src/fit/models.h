@@ -39,7 +39,14 @@ size_t model_catalog(const struct model_cfg **out);
  * close ones). */
 int model_lookup(const char *name, struct model_cfg *out, struct err *err);
 
-/* A Hugging Face config.json at path; -1 with err naming the file and the missing field. */
+/*
+ * A Hugging Face config.json at path (a directory: its config.json), at most
+ * 1 MiB, parsed strictly by jansson (core/jsonin.h: no NaN, no trailing
+ * commas, no duplicate keys). A key absent or null at the top is looked up
+ * in "text_config" (multimodal models). Returns 0, E_NOTFOUND (unreadable)
+ * or E_PARSE, with err one line naming the file and what is wrong (the line
+ * and column of malformed JSON, the field missing or not a count).
+ */
 int model_from_config(const char *path, struct model_cfg *out, struct err *err);
 
 /* "7b", "70B", "1.5b", "405b", "8x7b": a generic dense (or MoE) shape of that size; -1 when not a

@@ -1,24 +1,32 @@
 /*
- * libFuzzer target: the JSON writer helpers.
+ * libFuzzer target: JSON in and out.
  *
- * json_str() on the input (as a C string) must append exactly one string
- * literal that a strict RFC 8259 parser accepts: quotes, the escapes of
- * the RFC only, no raw control characters, and well-formed UTF-8 only (no
- * overlong forms, no surrogates, nothing above U+10FFFF). Decoded, it
- * must give the input back when the input is valid UTF-8, and keep every
- * ASCII byte of the input in order in any case.
+ * The reader: jsonin_object() (core/jsonin.h, jansson) on the bytes as a
+ * file must give an object, or NULL with a one-line message naming the
+ * file; never both, never a crash.
+ *
+ * The writer: json_str() on the input (as a C string) must append exactly
+ * one string literal that jansson, a strict RFC 8259 parser, accepts as
+ * the only element of an array (it refuses raw control characters, escapes
+ * outside the RFC, ill-formed UTF-8, overlong forms, surrogates and code
+ * points above U+10FFFF). Decoded, it must give the input back when the
+ * input is valid UTF-8, and keep every ASCII byte of the input in order in
+ * any case.
  *
  * json_num() on the double in the first 8 input bytes, with decimals from
  * the 9th, must append "null" for NaN and infinities, else a JSON number
- * with at most that many digits after the point (3 when decimals <= 0)
- * whose value is v rounded to them.
+ * (by jansson) with at most that many digits after the point (3 when
+ * decimals <= 0) whose value is v rounded to them.
  */
+#include <jansson.h>
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
-#include "core/strbuf.h"
+#include "core/err.h"
 #include "core/json.h"
+#include "core/jsonin.h"
+#include "core/strbuf.h"
 #include "fuzz.h"
 
 #define PREFIX "[1,"
@@ -68,140 +76,30 @@ utf8_seq(const unsigned char *s, size_t n, unsigned long *cp)
 	return len;
 }
 
-static void
-put_utf8(unsigned long cp, struct strbuf *out)
-{
-	if (cp < 0x80) {
-		strbuf_addch(out, (int)cp);
-	} else if (cp < 0x800) {
-		strbuf_addch(out, (int)(0xC0 | (cp >> 6)));
-		strbuf_addch(out, (int)(0x80 | (cp & 0x3F)));
-	} else if (cp < 0x10000) {
-		strbuf_addch(out, (int)(0xE0 | (cp >> 12)));
-		strbuf_addch(out, (int)(0x80 | ((cp >> 6) & 0x3F)));
-		strbuf_addch(out, (int)(0x80 | (cp & 0x3F)));
-	} else {
-		strbuf_addch(out, (int)(0xF0 | (cp >> 18)));
-		strbuf_addch(out, (int)(0x80 | ((cp >> 12) & 0x3F)));
-		strbuf_addch(out, (int)(0x80 | ((cp >> 6) & 0x3F)));
-		strbuf_addch(out, (int)(0x80 | (cp & 0x3F)));
-	}
-}
-
-static int
-hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Four hex digits at s (n bytes left), or -1. */
-static long
-hex4(const unsigned char *s, size_t n)
-{
-	long v = 0;
-
-	if (n < 4)
-		return -1;
-	for (int i = 0; i < 4; i++) {
-		int h = hexval(s[i]);
-
-		if (h < 0)
-			return -1;
-		v = v * 16 + h;
-	}
-	return v;
-}
-
 /*
- * Validate the JSON string literal that is all of [s, s+n) and decode it
- * into out. Returns NULL, or what is wrong with it.
+ * Parse the JSON text [s, s+n) with jansson, strictly, as the one element
+ * of an array: the element, a new reference, or NULL with why filled.
  */
-static const char *
-json_string_check(const unsigned char *s, size_t n, struct strbuf *out, size_t *at)
+static json_t *
+strict_value(const char *s, size_t n, char *why, size_t size)
 {
-	size_t i = 1;
+	struct strbuf doc = STRBUF_INIT;
+	json_error_t je;
+	json_t *arr, *v = NULL;
 
-	*at = 0;
-	if (n < 2 || s[0] != '"')
-		return "does not start with a quote";
-	for (;;) {
-		unsigned char c;
-		unsigned long cp;
-		size_t len;
-
-		*at = i;
-		if (i >= n)
-			return "no closing quote";
-		c = s[i];
-		if (c == '"') {
-			if (i + 1 != n)
-				return "text after the closing quote";
-			return NULL;
-		}
-		if (c < 0x20)
-			return "raw control character";
-		if (c == '\\') {
-			long u, lo;
-
-			if (i + 1 >= n)
-				return "backslash at the end";
-			switch (s[i + 1]) {
-			case '"':
-			case '\\':
-			case '/':
-				strbuf_addch(out, s[i + 1]);
-				break;
-			case 'b':
-				strbuf_addch(out, '\b');
-				break;
-			case 'f':
-				strbuf_addch(out, '\f');
-				break;
-			case 'n':
-				strbuf_addch(out, '\n');
-				break;
-			case 'r':
-				strbuf_addch(out, '\r');
-				break;
-			case 't':
-				strbuf_addch(out, '\t');
-				break;
-			case 'u':
-				u = hex4(s + i + 2, n - i - 2);
-				if (u < 0)
-					return "\\u without four hex digits";
-				i += 6;
-				if (u >= 0xDC00 && u <= 0xDFFF)
-					return "\\u escape of a lone low surrogate";
-				if (u >= 0xD800 && u <= 0xDBFF) {
-					if (i + 1 >= n || s[i] != '\\' || s[i + 1] != 'u')
-						return "\\u escape of a lone high surrogate";
-					lo = hex4(s + i + 2, n - i - 2);
-					if (lo < 0xDC00 || lo > 0xDFFF)
-						return "\\u escape of a lone high surrogate";
-					u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
-					i += 6;
-				}
-				put_utf8((unsigned long)u, out);
-				continue;
-			default:
-				return "unknown escape";
-			}
-			i += 2;
-			continue;
-		}
-		len = utf8_seq(s + i, n - i, &cp);
-		if (!len)
-			return "ill-formed UTF-8";
-		strbuf_add(out, s + i, len);
-		i += len;
-	}
+	strbuf_addch(&doc, '[');
+	strbuf_add(&doc, s, n);
+	strbuf_addch(&doc, ']');
+	arr = json_loadb(doc.buf, doc.len, JSON_DECODE_INT_AS_REAL, &je);
+	if (!arr)
+		snprintf(why, size, "%s at column %d", je.text, je.column - 1);
+	else if (json_array_size(arr) != 1)
+		snprintf(why, size, "%zu values, not one", json_array_size(arr));
+	else
+		v = json_incref(json_array_get(arr, 0));
+	json_decref(arr);
+	strbuf_release(&doc);
+	return v;
 }
 
 static bool
@@ -229,82 +127,61 @@ ascii_of(const char *s, size_t n, struct strbuf *out)
 static void
 check_str(const char *in)
 {
-	struct strbuf sb = STRBUF_INIT, dec = STRBUF_INIT, a = STRBUF_INIT, b = STRBUF_INIT;
-	size_t in_len = strlen(in), at;
-	const char *why;
+	struct strbuf sb = STRBUF_INIT, a = STRBUF_INIT, b = STRBUF_INIT;
+	size_t in_len = strlen(in), out_len;
+	const char *out, *dec = "";
+	size_t dec_len = 0;
+	char why[256] = "";
+	json_t *v;
 
 	strbuf_addstr(&sb, PREFIX); /* json_str appends: what was there stays */
 	json_str(&sb, in);
 	FUZZ_CHECK(!memcmp(sb.buf, PREFIX, strlen(PREFIX)), "json_str changed what it appends to");
 	FUZZ_CHECK(strlen(sb.buf) == sb.len, "json_str output holds a NUL");
-	why = json_string_check((const unsigned char *)sb.buf + strlen(PREFIX),
-	                        sb.len - strlen(PREFIX), &dec, &at);
-	if (why) {
+	out = sb.buf + strlen(PREFIX);
+	out_len = sb.len - strlen(PREFIX);
+	v = strict_value(out, out_len, why, sizeof(why));
+	if (v && !json_is_string(v))
+		snprintf(why, sizeof(why), "not a string");
+	if (!v || !json_is_string(v)) {
 		fuzz_dump("input", in, in_len);
-		fuzz_dump("output", sb.buf + strlen(PREFIX), sb.len - strlen(PREFIX));
+		fuzz_dump("output", out, out_len);
 	}
-	FUZZ_CHECK(!why, "json_str output is not a valid JSON string: %s at byte %zu", why, at);
+	FUZZ_CHECK(v && json_is_string(v), "json_str output is not one JSON string: %s", why);
+	FUZZ_CHECK(out[0] == '"' && out[out_len - 1] == '"', "json_str output is not a literal");
+	dec = json_string_value(v);
+	dec_len = json_string_length(v);
 	if (valid_utf8((const unsigned char *)in, in_len)) {
-		if (dec.len != in_len || memcmp(dec.buf, in, in_len)) {
+		if (dec_len != in_len || memcmp(dec, in, in_len)) {
 			fuzz_dump("input", in, in_len);
-			fuzz_dump("decoded", dec.buf, dec.len);
+			fuzz_dump("decoded", dec, dec_len);
 		}
-		FUZZ_CHECK(dec.len == in_len && !memcmp(dec.buf, in, in_len),
+		FUZZ_CHECK(dec_len == in_len && !memcmp(dec, in, in_len),
 		           "valid UTF-8 does not survive json_str");
 	}
 	ascii_of(in, in_len, &a);
-	ascii_of(dec.buf, dec.len, &b);
+	ascii_of(dec, dec_len, &b);
 	if (a.len != b.len || memcmp(a.buf, b.buf, a.len)) {
 		fuzz_dump("input", in, in_len);
-		fuzz_dump("decoded", dec.buf, dec.len);
+		fuzz_dump("decoded", dec, dec_len);
 	}
 	FUZZ_CHECK(a.len == b.len && !memcmp(a.buf, b.buf, a.len),
 	           "json_str lost or added ASCII characters");
+	json_decref(v);
 	strbuf_release(&sb);
-	strbuf_release(&dec);
 	strbuf_release(&a);
 	strbuf_release(&b);
 }
 
-/*
- * Is s all of one JSON number? Counts the digits after the point into
- * *frac (0 when there is an exponent: those digits are not decimals).
- */
-static bool
-json_number_ok(const char *s, size_t *frac)
+/* The digits after the point of a JSON number (0 when there is an exponent). */
+static size_t
+decimals_of(const char *s)
 {
-	const char *p = s;
+	const char *dot = strchr(s, '.');
 
-	*frac = 0;
-	if (*p == '-')
-		p++;
-	if (*p == '0')
-		p++;
-	else if (*p >= '1' && *p <= '9')
-		while (*p >= '0' && *p <= '9')
-			p++;
-	else
-		return false;
-	if (*p == '.') {
-		p++;
-		if (!(*p >= '0' && *p <= '9'))
-			return false;
-		while (*p >= '0' && *p <= '9') {
-			p++;
-			(*frac)++;
-		}
-	}
-	if (*p == 'e' || *p == 'E') {
-		*frac = 0;
-		p++;
-		if (*p == '+' || *p == '-')
-			p++;
-		if (!(*p >= '0' && *p <= '9'))
-			return false;
-		while (*p >= '0' && *p <= '9')
-			p++;
-	}
-	return *p == '\0';
+	if (strpbrk(s, "eE") || !dot)
+		return 0;
+	return strspn(dot + 1, "0123456789");
 }
 
 static void
@@ -313,8 +190,10 @@ check_num(double v, int decimals)
 	struct strbuf sb = STRBUF_INIT;
 	const char *out;
 	int want = decimals > 0 ? decimals : 3;
+	char why[256] = "";
 	size_t frac;
 	double got, tol;
+	json_t *n;
 
 	strbuf_addstr(&sb, PREFIX);
 	json_num(&sb, v, decimals);
@@ -325,16 +204,39 @@ check_num(double v, int decimals)
 		strbuf_release(&sb);
 		return;
 	}
-	FUZZ_CHECK(json_number_ok(out, &frac), "json_num(%.17g, %d) = '%s' is not a JSON number", v,
-	           decimals, out);
+	n = strict_value(out, strlen(out), why, sizeof(why));
+	FUZZ_CHECK(n && json_is_real(n) && out[strspn(out, "-0123456789.eE+")] == '\0',
+	           "json_num(%.17g, %d) = '%s' is not a JSON number: %s", v, decimals, out, why);
+	frac = decimals_of(out);
 	FUZZ_CHECK(frac <= (size_t)want, "json_num(%.17g, %d) = '%s' has %zu decimals", v, decimals,
 	           out, frac);
-	got = strtod(out, NULL);
+	got = json_number_value(n);
 	/* rounding to want decimals, plus printf's own error on huge values */
 	tol = 0.5 * pow(10, -want) * (1 + 1e-9) + fabs(v) * 1e-15;
 	FUZZ_CHECK(fabs(got - v) <= tol, "json_num(%.17g, %d) = '%s' is off by %g", v, decimals,
 	           out, fabs(got - v));
+	json_decref(n);
 	strbuf_release(&sb);
+}
+
+/* The reader: an object, or NULL and one line that names the file. */
+static void
+check_read(const uint8_t *data, size_t size)
+{
+	struct err err = ERR_INIT;
+	json_t *root = jsonin_object((const char *)data, size, "version.json", &err);
+
+	if (root) {
+		FUZZ_CHECK(json_is_object(root), "jsonin_object gave no object");
+		FUZZ_CHECK(!err.code && !err.msg[0], "an object and an error: '%s'", err.msg);
+	} else {
+		FUZZ_CHECK(err.code == E_PARSE, "no object and error code %d", err.code);
+		FUZZ_CHECK(!strncmp(err.msg, "version.json: ", 14), "message: '%s'", err.msg);
+		for (const char *c = err.msg; *c; c++)
+			FUZZ_CHECK((unsigned char)*c >= 0x20 && (unsigned char)*c < 0x7f,
+			           "message not one printable line: '%s'", err.msg);
+	}
+	json_decref(root);
 }
 
 int
@@ -342,6 +244,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = fuzz_cstr(data, size);
 
+	check_read(data, size);
 	check_str(s);
 	free(s);
 	if (size >= 8) {

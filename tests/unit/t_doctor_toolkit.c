@@ -490,6 +490,26 @@ test_robust(void)
 	ok(f && says(f, "CUDA 12.8.1 toolkit"), "version.json as NVIDIA writes it: 12.8.1");
 	dr_report_release(&r);
 
+	/* strict JSON: a duplicate "version", NaN, a trailing comma are not taken */
+	write_str(p, "{\"cuda\": {\"version\": \"9.9.9\", \"version\": \"12.8.1\"}}");
+	run(&c, &r);
+	f = find_id(&r, "setup.cuda.toolkit");
+	ok(f && says(f, "CUDART_VERSION 12080") && !says(f, "9.9.9") && !says(f, "12.8.1"),
+	   "version.json with a duplicate key: refused, version from the header");
+	dr_report_release(&r);
+	write_str(p, "{\"cuda\": {\"version\": \"12.8.1\", \"size\": NaN}}");
+	run(&c, &r);
+	f = find_id(&r, "setup.cuda.toolkit");
+	ok(f && says(f, "CUDART_VERSION 12080"), "version.json with NaN: refused");
+	dr_report_release(&r);
+	/* "version" in another object, "cuda" not an object */
+	write_str(p, "{\"cuda_cudart\": {\"version\": \"12.8.90\"}, \"cuda\": \"12.8\"}");
+	run(&c, &r);
+	f = find_id(&r, "setup.cuda.toolkit");
+	ok(f && says(f, "CUDART_VERSION 12080") && !says(f, "12.8.90"),
+	   "version.json: only the \"cuda\" object's version counts");
+	dr_report_release(&r);
+
 	/* version.txt with garbage, a directory named version.json */
 	unlink(p);
 	make_dirs(p);
@@ -500,6 +520,23 @@ test_robust(void)
 	run(&c, &r);
 	f = find_id(&r, "setup.cuda.toolkit_version_unknown");
 	ok(f && r.nr == 1, "garbage everywhere: version unknown, nothing made up");
+	dr_report_release(&r);
+
+	/* the same with a malformed version.json: the evidence says what is wrong, one line */
+	join(p, sizeof(p), root, "usr/local/cuda-12.8/version.json");
+	rmdir(p);
+	write_str(p, "{\n  \"cuda\": {\n    \"version\": \"12.8.1\",\n  }\n}\n");
+	run(&c, &r);
+	f = find_id(&r, "setup.cuda.toolkit_version_unknown");
+	ok(f && says(f, "version.json: malformed JSON at line 4, column 3: string or '}' expected"),
+	   "malformed version.json: line, column and jansson's words in the evidence");
+	dump(&r);
+	dr_report_release(&r);
+	write_str(p, "[\"12.8.1\"]");
+	run(&c, &r);
+	f = find_id(&r, "setup.cuda.toolkit_version_unknown");
+	ok(f && says(f, "version.json: not a JSON object (an array)"),
+	   "version.json holding an array: said so");
 	dr_report_release(&r);
 	rm_tree(root);
 }

@@ -39,9 +39,9 @@ main(void)
 			                          ".5", "1e", "P0", "12 MiB", "[N/A]",      "NaN" };
 
 		for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
-			ok(json_is_number(yes[i]), "json_is_number(\"%s\")", yes[i]);
+			ok(json_text_is_number(yes[i]), "json_text_is_number(\"%s\")", yes[i]);
 		for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
-			ok(!json_is_number(no[i]), "not json_is_number(\"%s\")", no[i]);
+			ok(!json_text_is_number(no[i]), "not json_text_is_number(\"%s\")", no[i]);
 	}
 	is_str(str("plain"), "\"plain\"", "plain text");
 	is_str(str("a \"b\" \\c"), "\"a \\\"b\\\" \\\\c\"", "quotes and backslashes escaped");

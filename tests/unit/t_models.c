@@ -368,6 +368,103 @@ write_file(char *path, size_t size, const char *text, size_t repeat)
 	return fclose(f);
 }
 
+/*
+ * One malformed config.json: refused with E_PARSE and a one-line message
+ * that names the file and holds want.
+ */
+static void
+refused(const char *what, const char *text, size_t repeat, const char *want)
+{
+	struct model_cfg m;
+	struct err err = ERR_INIT;
+	char tmp[64];
+	int rc;
+
+	if (write_file(tmp, sizeof(tmp), text, repeat) < 0) {
+		ok(0, "config: %s: cannot write the file", what);
+		return;
+	}
+	rc = model_from_config(tmp, &m, &err);
+	ok(rc == E_PARSE && strstr(err.msg, tmp) && strstr(err.msg, want) && !strchr(err.msg, '\n'),
+	   "config: %s refused (%s)", what, err.msg);
+	unlink(tmp);
+}
+
+#define SHAPE                                                                             \
+	"\"num_hidden_layers\": 32, \"hidden_size\": 4096, \"num_attention_heads\": 32, " \
+	"\"intermediate_size\": 14336, \"vocab_size\": 32000"
+
+static void
+test_config_malformed(void)
+{
+	char deep[8200];
+
+	refused("an empty file", "", 1, "empty, not a JSON object");
+	refused("a file of blanks", " \n\t\r\n", 1, "empty, not a JSON object");
+	refused("truncated", "{" SHAPE ",\n \"head_dim\": 12", 1, "malformed JSON at line 2");
+	refused("truncated in a string", "{\"model_type\": \"lla", 1, "line 1, column");
+	refused("an array", "[1, 2]", 1, "not a JSON object (an array)");
+	refused("a string", "\"config\"", 1, "not a JSON object (a string)");
+	refused("a number", "4096", 1, "not a JSON object (a number)");
+	refused("two objects", "{" SHAPE "} {}", 1, "end of file expected");
+	refused("a trailing comma", "{" SHAPE ",}", 1, "malformed JSON at line 1");
+	refused("a duplicate key", "{" SHAPE ", \"vocab_size\": 1}", 1, "duplicate object key");
+	refused("a duplicate key in text_config",
+	        "{\"text_config\": {" SHAPE ",\n\"hidden_size\": 1}}", 1,
+	        "line 2, column 13: duplicate object key");
+	refused("NaN", "{" SHAPE ", \"rope_theta\": NaN}", 1, "NaN and Infinity are not JSON");
+	refused("Infinity", "{" SHAPE ", \"rope_theta\": Infinity}", 1,
+	        "NaN and Infinity are not JSON");
+	refused("-Infinity", "{" SHAPE ", \"rope_theta\": -Infinity}", 1,
+	        "NaN and Infinity are not JSON");
+	refused("a number past a double", "{" SHAPE ", \"rope_theta\": 1e400}", 1,
+	        "real number overflow");
+	refused("a count past 2^53", "{" SHAPE ", \"head_dim\": 18446744073709551616}", 1,
+	        "\"head_dim\" is not a count");
+	refused("a negative count", "{" SHAPE ", \"num_key_value_heads\": -8}", 1,
+	        "\"num_key_value_heads\" is not a count");
+	refused("an array for a count", "{\"num_hidden_layers\": [32]}", 1,
+	        "\"num_hidden_layers\" is not a number");
+	refused("an object for a count",
+	        "{\"num_hidden_layers\": 2, \"text_config\": {\"hidden_size\": {}}}", 1,
+	        "\"hidden_size\" is not a number");
+	refused("a raw control byte in a string", "{\"model_type\": \"a\x01\"}", 1,
+	        "line 1, column");
+	refused("a raw newline in a string", "{\"model_type\": \"a\nb\"}", 1, "line 1");
+	refused("ill-formed UTF-8", "{\"model_type\": \"\xc3\x28\"}", 1,
+	        "unable to decode byte 0xc3");
+	refused("\\u0000 in a string", "{\"model_type\": \"a\\u0000b\"}", 1, "\\u0000");
+	refused("a lone surrogate", "{\"model_type\": \"\\ud800\"}", 1, "invalid Unicode");
+	refused("a 2 MB file", "{\"a\": \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}\n", 65536,
+	        "over 1 MiB");
+
+	/* nested past jansson's limit (2048): refused, no deep recursion */
+	memset(deep, '[', sizeof(deep) - 1);
+	deep[sizeof(deep) - 1] = '\0';
+	memcpy(deep, "{\"a\":", 5);
+	refused("8000 levels of nesting", deep, 1, "maximum parsing depth reached");
+	/* well nested and within it: parsed, then refused for the missing shape */
+	memset(deep, 0, sizeof(deep));
+	memcpy(deep, "{\"a\":", 5);
+	for (size_t i = 0; i < 1000; i++) {
+		deep[5 + i] = '[';
+		deep[5 + 1000 + i] = ']';
+	}
+	deep[2005] = '}';
+	{
+		struct model_cfg m;
+		struct err err = ERR_INIT;
+		char tmp[64];
+
+		if (write_file(tmp, sizeof(tmp), deep, 1) == 0) {
+			ok(model_from_config(tmp, &m, &err) == E_PARSE &&
+			           strstr(err.msg, "no \"num_hidden_layers\""),
+			   "config: 1000 levels of nesting parsed, no shape (%s)", err.msg);
+			unlink(tmp);
+		}
+	}
+}
+
 static void
 test_config(void)
 {
@@ -433,21 +530,22 @@ test_config(void)
 		   "config: a file over 1 MiB refused (%s)", err.msg);
 		unlink(tmp);
 	}
-	/* tolerant: text_config one level down, trailing commas, NaN, escapes, duplicates */
-	if (write_file(
-	            tmp, sizeof(tmp),
-	            "{\"model_type\": \"llava\", \"name\": \"a\\\"b\\u00e9\", \"x\": NaN,\n"
-	            " \"deep\": {\"a\": {\"hidden_size\": 1}},\n"
-	            " \"text_config\": {\"hidden_size\": 4096, \"num_hidden_layers\": 32,\n"
-	            "  \"num_attention_heads\": 32, \"num_key_value_heads\": 8,\n"
-	            "  \"intermediate_size\": 14336, \"vocab_size\": 1, \"vocab_size\": 32000,},\n"
-	            " \"tie_word_embeddings\": false,}\n",
-	            1) == 0) {
+	/* text_config: the language model's shape one level down (LLaVA, Gemma 3) */
+	if (write_file(tmp, sizeof(tmp),
+	               "{\"model_type\": \"llava\", \"name\": \"a\\\"b\\u00e9\", \"x\": 1e-05,\n"
+	               " \"deep\": {\"a\": {\"hidden_size\": 1}}, \"vocab_size\": null,\n"
+	               " \"big\": 123456789012345678901234567890,\n"
+	               " \"text_config\": {\"hidden_size\": 4096, \"num_hidden_layers\": 32,\n"
+	               "  \"num_attention_heads\": 32, \"num_key_value_heads\": 8,\n"
+	               "  \"intermediate_size\": 14336, \"vocab_size\": 32000},\n"
+	               " \"tie_word_embeddings\": false}\n",
+	               1) == 0) {
 		err_clear(&err);
 		ok(model_from_config(tmp, &m, &err) == 0, "config: text_config nesting %s",
 		   err.msg);
 		is_dbl(model_params(&m), model_params(ref("Mistral-7B-v0.1")), 0,
-		       "config: ... read as Mistral-7B's shape (last duplicate wins)");
+		       "config: ... read as Mistral-7B's shape (null at the top: text_config's)");
+		is_str(m.family, "llava", "config: ... model_type from the top");
 		unlink(tmp);
 	}
 	if (write_file(tmp, sizeof(tmp), "{\"num_hidden_layers\": 2, \"hidden_size\": \"4096\"}",
@@ -457,27 +555,11 @@ test_config(void)
 		   "config: a string where a number goes (%s)", err.msg);
 		unlink(tmp);
 	}
-	if (write_file(tmp, sizeof(tmp), "[1, 2]", 1) == 0) {
-		ok(model_from_config(tmp, &m, NULL) < 0, "config: not an object");
-		unlink(tmp);
-	}
 	if (write_file(tmp, sizeof(tmp), "{\"a\": {\"b\": [1, {\"c\": tru}]}}", 1) == 0) {
 		ok(model_from_config(tmp, &m, NULL) == E_PARSE, "config: a bad literal deep down");
 		unlink(tmp);
 	}
-	{
-		char deep[400];
-
-		memset(deep, '[', sizeof(deep) - 3);
-		deep[0] = '{';
-		memcpy(deep + 1, "\"a\":", 4);
-		deep[sizeof(deep) - 3] = '\0';
-		if (write_file(tmp, sizeof(tmp), deep, 1) == 0) {
-			ok(model_from_config(tmp, &m, NULL) == E_PARSE,
-			   "config: deep nesting refused");
-			unlink(tmp);
-		}
-	}
+	test_config_malformed();
 }
 
 static void
