@@ -325,7 +325,6 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 		OPT_DOCTOR,
 		OPT_MAXCONN,
 		OPT_USER,
-		OPT_TIMEOUT,
 		OPT_CONNTIMEOUT,
 		OPT_HASH,
 	};
@@ -340,7 +339,7 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 		{ "hash-password", no_argument, NULL, OPT_HASH },
 		{ "user", required_argument, NULL, OPT_USER },
 		{ "id", required_argument, NULL, 'i' },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "timeout", required_argument, NULL, CMD_OPT_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -407,22 +406,15 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 		case 'i':
 			ids = optarg;
 			break;
-		case OPT_TIMEOUT:
-			if (cmd_set_timeout(cfg, optarg) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'h':
-			serve_usage(stdout);
-			return EXIT_OK;
 		default:
-			return cmd_bad_option(c, argv, serve_usage);
+			rc = cmd_common_option(c, argv, cfg, NULL, serve_usage);
+			if (rc != CMD_NEXT_OPTION)
+				return rc;
 		}
 	}
-	if (optind < argc) {
-		cmd_error("unexpected argument '%s'", argv[optind]);
-		serve_usage(stderr);
-		return EXIT_USAGE;
-	}
+	rc = cmd_no_operands(argc, argv, serve_usage);
+	if (rc != EXIT_OK)
+		return rc;
 	if (cfg->replay) {
 		cmd_error("serve shows the live machine; a recording is replayed with 'gpuscope "
 		          "replay FILE top|watch|status'");
@@ -431,6 +423,11 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 	if (http_check_listen(ho.listen, &err) < 0) {
 		cmd_error("%s", err.msg);
 		return EXIT_USAGE;
+	}
+	/* libmicrohttpd is loaded here, not linked: no other command pays for it */
+	if (http_load(cfg->mhd_path, &err) < 0) {
+		cmd_error("%s", err.msg);
+		return EXIT_RUNTIME;
 	}
 	if (user && !getpwnam(user)) {
 		cmd_error("--user %s: no such user", user);

@@ -15,6 +15,7 @@ struct gs_config {
 	const char *proc_root;   /* "/proc", or GPUSCOPE_PROC_ROOT */
 	const char *passwd_file; /* NULL: use getpwuid_r(); else a passwd(5) file */
 	const char *nvml_path;   /* GPUSCOPE_NVML: the library to load, or NULL */
+	const char *mhd_path;    /* GPUSCOPE_MHD (a test hook): serve's libmicrohttpd, or NULL */
 	double fixed_time;       /* GPUSCOPE_CLOCK: seconds since the epoch; 0 = real clock */
 	double timeout;          /* seconds to wait for one device's readings */
 	double window;           /* seconds between the two readings of a one-shot sample */

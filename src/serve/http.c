@@ -3,14 +3,22 @@
  * struct MHD_Response: libmicrohttpd counts its references, so the
  * collection thread can replace a body while requests still send the old
  * one; it goes when the last of them is done.
+ *
+ * libmicrohttpd is loaded with dlopen by http_load(), not linked: it
+ * brings GnuTLS and p11-kit, whose constructors would otherwise run at the
+ * start of every gpuscope command (docs/design.md, serve). microhttpd.h
+ * still gives the types and constants; each function used is resolved
+ * into the table below.
  */
 #include "serve/http.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +28,7 @@
 #include "core/err.h"
 #include "core/strbuf.h"
 #include "core/xalloc.h"
+#include "serve/negotiate.h"
 #include "serve/webconfig.h"
 
 #if MHD_VERSION < 0x00097100
@@ -27,6 +36,91 @@ typedef int MHD_Result_t;
 #else
 typedef enum MHD_Result MHD_Result_t;
 #endif
+
+#define MHD_LIBRARY "libmicrohttpd.so.12"
+
+/* libmicrohttpd's functions, resolved by http_load() */
+static struct {
+	void *dl;
+	__typeof__(MHD_create_response_from_buffer_with_free_callback)
+	        *create_response_from_buffer_with_free_callback;
+	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_add_response_header) *add_response_header;
+	__typeof__(MHD_destroy_response) *destroy_response;
+	__typeof__(MHD_queue_response) *queue_response;
+	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+	__typeof__(MHD_is_feature_supported) *is_feature_supported;
+	__typeof__(MHD_start_daemon) *start_daemon;
+	__typeof__(MHD_get_daemon_info) *get_daemon_info;
+	__typeof__(MHD_stop_daemon) *stop_daemon;
+	__typeof__(MHD_free) *free;
+	/*
+	 * MHD_basic_auth_get_username_password: in every release (0.9.76 adds a
+	 * "3" that also gives lengths, Debian 12 has 0.9.75); typed here, as later
+	 * headers mark it deprecated
+	 */
+	char *(*basic_auth)(struct MHD_Connection *c, char **password);
+} mhd;
+
+#define MHD_SYM(f)                                      \
+	{                                               \
+		"MHD_" #f, offsetof(__typeof__(mhd), f) \
+	}
+
+static const struct {
+	const char *name;
+	size_t off;
+} mhd_syms[] = {
+	MHD_SYM(create_response_from_buffer_with_free_callback),
+	MHD_SYM(create_response_from_buffer),
+	MHD_SYM(add_response_header),
+	MHD_SYM(destroy_response),
+	MHD_SYM(queue_response),
+	MHD_SYM(lookup_connection_value),
+	MHD_SYM(is_feature_supported),
+	MHD_SYM(start_daemon),
+	MHD_SYM(get_daemon_info),
+	MHD_SYM(stop_daemon),
+	MHD_SYM(free),
+	{ "MHD_basic_auth_get_username_password", offsetof(__typeof__(mhd), basic_auth) },
+};
+
+/* Drop what http_load() found; returns status. */
+static int
+unload(void *dl, int status)
+{
+	dlclose(dl);
+	memset(&mhd, 0, sizeof(mhd));
+	return status;
+}
+
+int
+http_load(const char *path, struct err *err)
+{
+	const char *name = path ? path : MHD_LIBRARY;
+	void *dl;
+
+	if (mhd.dl)
+		return 0;
+	dl = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+	if (!dl)
+		return err_set(err, E_NOTSUP, "serve needs libmicrohttpd (%s): install %s",
+		               dlerror(), path ? "it, or unset GPUSCOPE_MHD" : "libmicrohttpd12");
+	for (size_t i = 0; i < sizeof(mhd_syms) / sizeof(mhd_syms[0]); i++) {
+		void *fn = dlsym(dl, mhd_syms[i].name);
+
+		if (!fn)
+			return unload(dl,
+			              err_set(err, E_NOTSUP,
+			                      "serve needs libmicrohttpd 0.9.71 or later (%s has "
+			                      "no %s): install libmicrohttpd12",
+			                      name, mhd_syms[i].name));
+		/* storing an object pointer into a function pointer slot is what dlsym is for */
+		memcpy((char *)&mhd + mhd_syms[i].off, &fn, sizeof(fn));
+	}
+	mhd.dl = dl;
+	return 0;
+}
 
 struct http_server {
 	struct MHD_Daemon *d;
@@ -46,14 +140,14 @@ http_body_new(struct strbuf *sb, const char *content_type)
 {
 	size_t len;
 	char *buf = strbuf_detach(sb, &len);
-	struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback(len, buf, free);
+	struct MHD_Response *r = mhd.create_response_from_buffer_with_free_callback(len, buf, free);
 
 	if (!r) {
 		free(buf);
 		return NULL;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	return (struct http_body *)r;
 }
 
@@ -61,7 +155,7 @@ void
 http_body_put(struct http_body *b)
 {
 	if (b)
-		MHD_destroy_response((struct MHD_Response *)b);
+		mhd.destroy_response((struct MHD_Response *)b);
 }
 
 void
@@ -81,18 +175,18 @@ static MHD_Result_t
 reply(struct MHD_Connection *c, unsigned code, const char *type, const char *text,
       const char *hname, const char *hvalue)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(
+	struct MHD_Response *r = mhd.create_response_from_buffer(
 	        strlen(text), (void *)(uintptr_t)text, MHD_RESPMEM_MUST_COPY);
 	MHD_Result_t ret;
 
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	if (hname)
-		MHD_add_response_header(r, hname, hvalue);
-	ret = MHD_queue_response(c, code, r);
-	MHD_destroy_response(r);
+		mhd.add_response_header(r, hname, hvalue);
+	ret = mhd.queue_response(c, code, r);
+	mhd.destroy_response(r);
 	return ret;
 }
 
@@ -104,7 +198,7 @@ reply_body(struct MHD_Connection *c, struct serve_state *st, enum serve_body i)
 	pthread_mutex_lock(&st->mu);
 	if (st->body[i]) {
 		/* queued under the lock: the body cannot be dropped between look-up and queue */
-		ret = MHD_queue_response(c, MHD_HTTP_OK, (struct MHD_Response *)st->body[i]);
+		ret = mhd.queue_response(c, MHD_HTTP_OK, (struct MHD_Response *)st->body[i]);
 		pthread_mutex_unlock(&st->mu);
 		return ret;
 	}
@@ -141,39 +235,25 @@ reply_health(struct MHD_Connection *c, struct serve_state *st)
 	return reply(c, code, "text/plain; charset=utf-8", text, NULL, NULL);
 }
 
-/* Whether the client prefers OpenMetrics: Accept names it without q=0. */
-static bool
-wants_openmetrics(struct MHD_Connection *c)
-{
-	const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-	const char *p = a ? strstr(a, "application/openmetrics-text") : NULL;
-	size_t n;
-
-	if (!p)
-		return false;
-	n = strcspn(p, ",");
-	for (const char *q = p; q < p + n; q++)
-		if (!strncmp(q, "q=0", 3) &&
-		    (q[3] == ',' || q[3] == '\0' || q[3] == ' ' ||
-		     (q[3] == '.' && strspn(q + 4, "0") == strcspn(q + 4, ", "))))
-			return false;
-	return true;
-}
-
+/* Basic auth: libmicrohttpd decodes the Authorization header, webconfig.c checks the hash. */
 static bool
 authorized(struct http_server *h, struct MHD_Connection *c)
 {
-	char user[128], password[256];
-	const char *a;
-	bool ok;
+	char *password = NULL, *user;
+	bool ok = false;
 
 	if (!h->web || !web_config_auth(h->web))
 		return true;
-	a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-	if (web_basic_auth_decode(a, user, sizeof(user), password, sizeof(password)) < 0)
-		return false;
-	ok = web_config_check(h->web, user, password);
-	memset(password, 0, sizeof(password));
+	/* user NULL: no Basic credentials; password NULL: no ':' in them */
+	user = mhd.basic_auth(c, &password);
+	if (user && password)
+		ok = web_config_check_basic(h->web, user, strlen(user), password, strlen(password));
+	if (password) {
+		explicit_bzero(password, strlen(password));
+		mhd.free(password);
+	}
+	if (user)
+		mhd.free(user);
 	return ok;
 }
 
@@ -208,8 +288,14 @@ handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 		             "unauthorized: this gpuscope serve wants basic auth\n",
 		             MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 		             "Basic realm=\"gpuscope\", charset=\"UTF-8\"");
-	if (!strcmp(url, "/metrics"))
-		return reply_body(c, h->st, wants_openmetrics(c) ? SB_OPENMETRICS : SB_METRICS);
+	if (!strcmp(url, "/metrics")) {
+		const char *accept =
+		        mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+
+		return reply_body(c, h->st,
+		                  metrics_negotiate(accept) == MF_OPENMETRICS ? SB_OPENMETRICS
+		                                                              : SB_METRICS);
+	}
 	if (!strcmp(url, "/api/v1/status"))
 		return reply_body(c, h->st, SB_STATUS);
 	if (!strcmp(url, "/api/v1/findings"))
@@ -217,7 +303,7 @@ handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 	if (!strcmp(url, "/healthz"))
 		return reply_health(c, h->st);
 	if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
-		return MHD_queue_response(c, MHD_HTTP_OK, h->page);
+		return mhd.queue_response(c, MHD_HTTP_OK, h->page);
 	return reply(c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8",
 	             "not found: gpuscope serve has /, /metrics, /api/v1/status, /api/v1/findings "
 	             "and /healthz\n",
@@ -343,12 +429,16 @@ http_start(const struct http_opts *o, struct serve_state *st, struct http_server
 	char host[INET6_ADDRSTRLEN + 2] = "";
 
 	*out = NULL;
+	if (http_load(NULL, err) < 0) {
+		free(h);
+		return err->code;
+	}
 	pthread_mutex_init(&h->log_mu, NULL);
 	h->st = st;
 	h->web = o->web;
 	if (parse_listen(o->listen, h, &any, &flags, &port, err) < 0)
 		goto fail;
-	if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+	if (tls && mhd.is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 		err_set(err, E_NOTSUP,
 		        "this libmicrohttpd was built without TLS: serve without "
 		        "tls_server_config, or behind a TLS proxy");
@@ -356,13 +446,13 @@ http_start(const struct http_opts *o, struct serve_state *st, struct http_server
 	}
 	if (tls)
 		flags |= MHD_USE_TLS;
-	h->page = MHD_create_response_from_buffer(o->page_len, (void *)(uintptr_t)o->page,
+	h->page = mhd.create_response_from_buffer(o->page_len, (void *)(uintptr_t)o->page,
 	                                          MHD_RESPMEM_PERSISTENT);
-	MHD_add_response_header(h->page, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
-	MHD_add_response_header(h->page, "Content-Security-Policy",
+	mhd.add_response_header(h->page, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
+	mhd.add_response_header(h->page, "Content-Security-Policy",
 	                        "default-src 'self'; script-src 'unsafe-inline'; style-src "
 	                        "'unsafe-inline'; img-src 'self' data:");
-	MHD_add_response_header(h->page, "X-Content-Type-Options", "nosniff");
+	mhd.add_response_header(h->page, "X-Content-Type-Options", "nosniff");
 	{
 		struct MHD_OptionItem op[16];
 		unsigned n = 0;
@@ -384,7 +474,7 @@ http_start(const struct http_opts *o, struct serve_state *st, struct http_server
 		}
 		OPT(MHD_OPTION_END, 0, NULL);
 #undef OPT
-		h->d = MHD_start_daemon(flags, port, NULL, NULL, handle, h, MHD_OPTION_ARRAY, op,
+		h->d = mhd.start_daemon(flags, port, NULL, NULL, handle, h, MHD_OPTION_ARRAY, op,
 		                        MHD_OPTION_END);
 	}
 	if (!h->d) {
@@ -394,7 +484,7 @@ http_start(const struct http_opts *o, struct serve_state *st, struct http_server
 		        o->listen);
 		goto fail;
 	}
-	info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+	info = mhd.get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
 	if (info)
 		port = info->port;
 	if (any)
@@ -416,7 +506,7 @@ http_start(const struct http_opts *o, struct serve_state *st, struct http_server
 	return 0;
 fail:
 	if (h->page)
-		MHD_destroy_response(h->page);
+		mhd.destroy_response(h->page);
 	pthread_mutex_destroy(&h->log_mu);
 	free(h);
 	return err->code ? err->code : E_IO;
@@ -427,8 +517,8 @@ http_stop(struct http_server *h)
 {
 	if (!h)
 		return;
-	MHD_stop_daemon(h->d);
-	MHD_destroy_response(h->page);
+	mhd.stop_daemon(h->d);
+	mhd.destroy_response(h->page);
 	pthread_mutex_destroy(&h->log_mu);
 	free(h);
 }

@@ -1,8 +1,9 @@
 /*
- * The HTTP side of `gpuscope serve`, on libmicrohttpd: one event loop on a
- * thread of its own serves every request from bodies prepared in advance
- * (the collection thread makes a new set after each sample), so a request
- * never waits for a GPU and costs no more than a copy to the socket.
+ * The HTTP side of `gpuscope serve`, on libmicrohttpd (loaded at run time,
+ * not linked: see http_load): one event loop on a thread of its own serves
+ * every request from bodies prepared in advance (the collection thread
+ * makes a new set after each sample), so a request never waits for a GPU
+ * and costs no more than a copy to the socket.
  *
  * Paths: /metrics (the text format, or OpenMetrics when Accept asks for
  * it), /api/v1/status, /api/v1/findings, /healthz, / (the web page).
@@ -58,6 +59,14 @@ struct http_opts {
 };
 
 struct http_server;
+
+/*
+ * Load libmicrohttpd (dlopen; path, or NULL for libmicrohttpd.so.12) and
+ * resolve the functions serve uses. Returns 0, or E_NOTSUP with err saying
+ * what is missing and what to install. http_start() calls it too; serve
+ * calls it first to fail before it reads a GPU.
+ */
+int http_load(const char *path, struct err *err);
 
 /*
  * Listen and serve st from a thread of libmicrohttpd. Returns 0 with *out

@@ -8,7 +8,6 @@
 
 #include <crypt.h>
 #include <ctype.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,61 +394,16 @@ web_config_check(struct web_config *wc, const char *user, const char *password)
 	return true;
 }
 
-static int
-b64val(int ch)
+bool
+web_config_check_basic(struct web_config *wc, const char *user, size_t user_len,
+                       const char *password, size_t password_len)
 {
-	if (ch >= 'A' && ch <= 'Z')
-		return ch - 'A';
-	if (ch >= 'a' && ch <= 'z')
-		return ch - 'a' + 26;
-	if (ch >= '0' && ch <= '9')
-		return ch - '0' + 52;
-	if (ch == '+')
-		return 62;
-	if (ch == '/')
-		return 63;
-	return -1;
-}
-
-int
-web_basic_auth_decode(const char *header, char *user, size_t user_size, char *password,
-                      size_t password_size)
-{
-	char buf[512];
-	size_t n = 0;
-	uint32_t acc = 0;
-	int bits = 0;
-	char *colon;
-
-	if (!header || strncasecmp(header, "Basic ", 6))
-		return -1;
-	for (const char *p = header + 6; *p && *p != '='; p++) {
-		int v;
-
-		if (*p == ' ' && n == 0 && bits == 0)
-			continue;
-		v = b64val((unsigned char)*p);
-		if (v < 0)
-			return -1;
-		acc = (acc << 6) | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (n + 1 >= sizeof(buf))
-				return -1;
-			buf[n++] = (char)((acc >> bits) & 0xff);
-		}
-	}
-	buf[n] = '\0';
-	if (memchr(buf, '\0', n))
-		return -1;
-	colon = strchr(buf, ':');
-	if (!colon || (size_t)(colon - buf) >= user_size || strlen(colon + 1) >= password_size)
-		return -1;
-	*colon = '\0';
-	snprintf(user, user_size, "%s", buf);
-	snprintf(password, password_size, "%s", colon + 1);
-	return 0;
+	/* a NUL inside either would make them mean something else as C strings */
+	if (!user || !password || strlen(user) != user_len || strlen(password) != password_len)
+		return false;
+	if (user_len >= AUTH_USER_MAX)
+		return false; /* longer than any name basic_auth_users takes */
+	return web_config_check(wc, user, password);
 }
 
 int

@@ -63,12 +63,13 @@ web_config_auth(const struct web_config *wc)
 }
 
 /*
- * Decode the value of an Authorization header ("Basic dXNlcjpwYXNz") into
- * user and password (NUL-terminated, within the given sizes). Returns 0, or
- * -1 when it is not basic auth or does not decode.
+ * web_config_check() on the credentials of a Basic Authorization header as
+ * libmicrohttpd decodes them: user and password with their lengths, the
+ * password NULL when the header had no ':'. Refused when either is
+ * missing, holds a NUL, or the user is longer than any user name can be.
  */
-int web_basic_auth_decode(const char *header, char *user, size_t user_size, char *password,
-                          size_t password_size);
+bool web_config_check_basic(struct web_config *wc, const char *user, size_t user_len,
+                            const char *password, size_t password_len);
 
 /*
  * A bcrypt hash ("$2y$10$...") of password, for basic_auth_users (what

@@ -46,6 +46,8 @@ trap 'exit 143' TERM
 n=0 fail=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+# shellcheck source=tests/skip.inc
+. ./tests/skip.inc
 not_ok() {
 	n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; shift
 	for f in "$@"; do [ -f "$f" ] && sed 's/^/# /' "$f" | head -n 40; done
@@ -61,8 +63,8 @@ if have promtool; then
 	if promtool check rules "$rules" >"$tmp/out" 2>&1; then ok "promtool check rules"; else not_ok "promtool check rules" "$tmp/out"; fi
 	if promtool test rules "$rtests" >"$tmp/out" 2>&1; then ok "promtool test rules"; else not_ok "promtool test rules" "$tmp/out"; fi
 else
-	skip "promtool check rules: no promtool (Debian: apt-get install prometheus)"
-	skip "promtool test rules: no promtool"
+	skip_missing "promtool check rules: no promtool (Debian: apt-get install prometheus)"
+	skip_missing "promtool test rules: no promtool"
 fi
 
 # every alert: a severity, the three annotations, and a test in which it fires
@@ -235,8 +237,8 @@ if [ -x "$bin" ]; then
 		not_ok "commands or finding ids in the rules" "$tmp/out"
 	fi
 else
-	skip "gpuscope commands of the alerts, runbook.md and README.md: needs $bin"
-	skip "commands and finding ids of the rules: needs $bin"
+	skip_missing "gpuscope commands of the alerts, runbook.md and README.md: needs $bin"
+	skip_missing "commands and finding ids of the rules: needs $bin"
 fi
 
 # 2. the dashboard, and the metric names everywhere
@@ -331,15 +333,15 @@ EOF
 		not_ok "dashboard or metric names" "$tmp/out"
 	fi
 	if [ ! -s "$tmp/promql.yml" ]; then
-		skip "dashboard PromQL: not extracted"
+		not_ok "dashboard PromQL: no query extracted from the dashboard"
 	elif have promtool; then
 		if promtool check rules "$tmp/promql.yml" >"$tmp/out" 2>&1; then ok "dashboard: promtool parses every query"; else not_ok "dashboard: a query does not parse" "$tmp/out"; fi
 	else
-		skip "dashboard PromQL: no promtool"
+		skip_missing "dashboard PromQL: no promtool"
 	fi
 else
-	skip "dashboard: no python3 to read JSON"
-	skip "dashboard PromQL: no python3"
+	skip_missing "dashboard: no python3 to read JSON"
+	skip_missing "dashboard PromQL: no python3"
 fi
 
 # 3. the systemd unit (its settings, without systemd)
@@ -379,7 +381,7 @@ if have systemd-analyze; then
 		not_ok "unit: systemd-analyze verify (exit $rc)" "$tmp/out"
 	fi
 else
-	skip "unit: no systemd-analyze"
+	skip_missing "unit: no systemd-analyze"
 fi
 
 # 4. the web configuration example
@@ -432,7 +434,7 @@ if [ -x "$bin" ] && [ -f "$fake" ] && have openssl && have curl && have python3;
 		not_ok "openssl could not make a test certificate" "$tmp/openssl.log"
 	fi
 else
-	skip "serve with the example web config: needs $bin, $fake, openssl, curl and python3"
+	skip_missing "serve with the example web config: needs $bin, $fake, openssl, curl and python3"
 fi
 
 echo "1..$n"

@@ -1,10 +1,13 @@
 /*
  * libFuzzer target: the web configuration file of `gpuscope serve`
- * (src/serve/webconfig.c) and the Authorization header it checks.
+ * (src/serve/webconfig.c), the checks on the Basic credentials that
+ * libmicrohttpd decodes, and the Accept negotiation of /metrics
+ * (src/serve/negotiate.c).
  *
- * Input: the configuration text, then optionally a NUL byte and the value
- * of an Authorization header ("Basic dXNlcjpwYXNz"); without a NUL, the
- * whole input is also tried as a header.
+ * Input: the configuration text, then optionally a NUL byte and a tail;
+ * without a NUL, the whole input is also the tail. The tail, up to a NUL of
+ * its own, is an Accept header; the whole tail, NULs kept, split at its
+ * first ':', is a user and a password as libmicrohttpd hands them over.
  *
  * web_config_parse() on the text returns 0, or a negative status with a
  * message that names the file (and a line of the text when it names one);
@@ -16,17 +19,22 @@
  * without bcrypt: a real hash is far too slow to check here). Leaks are
  * LeakSanitizer's to find.
  *
- * web_basic_auth_decode() on the header, into buffers of exactly the size
- * given (AddressSanitizer sees a write past them): on success user and
- * password are NUL-terminated inside them and the user has no ':'; smaller
- * buffers give the same answer when it fits, else a refusal.
+ * web_config_check_basic() refuses, before any bcrypt, credentials without
+ * a password, with a NUL inside, or with a user longer than any name.
+ *
+ * metrics_negotiate() on the header gives one of the two formats, the same
+ * one twice; the text format when the header names neither a wildcard nor
+ * openmetrics-text; and a "*" "/" "*" range with q=0 appended changes
+ * nothing (it makes nothing acceptable).
  */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/err.h"
 #include "fuzz.h"
+#include "serve/negotiate.h"
 #include "serve/webconfig.h"
 
 #define PATH "fuzz.yml"
@@ -140,62 +148,54 @@ check_parse(const char *text)
 	web_config_release(&wc); /* twice: harmless */
 }
 
-/* A heap buffer of exactly size bytes (at least 1), filled with junk. */
-static char *
-junk_buf(size_t size)
+/* A bcrypt hash that no password matches here, and a configuration with one user. */
+#define HASH "$2y$10$abcdefghijklmnopqrstuOabcdefghijklmnopqrstuvwxyz01234"
+
+static void
+check_basic(const uint8_t *tail, size_t size)
 {
-	char *b = malloc(size ? size : 1);
+	struct web_config wc;
+	struct err err = ERR_INIT;
+	const uint8_t *colon = memchr(tail, ':', size);
+	size_t ulen = colon ? (size_t)(colon - tail) : size;
+	size_t plen = colon ? size - ulen - 1 : 0;
+	char *user = fuzz_cstr(tail, ulen), *pass = colon ? fuzz_cstr(colon + 1, plen) : NULL;
+	bool nul = memchr(tail, '\0', size) != NULL;
 
-	if (!b)
-		abort();
-	memset(b, 0xA5, size ? size : 1);
-	return b;
-}
-
-static int
-decode(const char *header, char **user, size_t user_size, char **pass, size_t pass_size)
-{
-	int rc;
-
-	*user = junk_buf(user_size);
-	*pass = junk_buf(pass_size);
-	rc = web_basic_auth_decode(header, *user, user_size, *pass, pass_size);
-	FUZZ_CHECK(rc == 0 || rc == -1, "status %d", rc);
-	if (!rc) {
-		FUZZ_CHECK(user_size && memchr(*user, '\0', user_size),
-		           "user not NUL-terminated in its %zu bytes", user_size);
-		FUZZ_CHECK(pass_size && memchr(*pass, '\0', pass_size),
-		           "password not NUL-terminated in its %zu bytes", pass_size);
-		FUZZ_CHECK(!strchr(*user, ':'), "user '%s' holds a ':'", *user);
-	}
-	return rc;
+	FUZZ_CHECK(web_config_parse(&wc, "basic_auth_users:\n  alice: " HASH "\n", PATH, &err) == 0,
+	           "the configuration of one user is refused: %s", err.msg);
+	/* what is refused before bcrypt: quick, and must be refused */
+	if (!pass || nul || ulen >= 128)
+		FUZZ_CHECK(!web_config_check_basic(&wc, user, ulen, pass, plen),
+		           "credentials of %zu + %zu bytes (%s) passed", ulen, plen,
+		           !pass ? "no password"
+		           : nul ? "a NUL inside"
+		                 : "a long user");
+	FUZZ_CHECK(!wc.cache || !pass || nul || ulen >= 128, "a refusal reached bcrypt");
+	web_config_release(&wc);
+	free(user);
+	free(pass);
 }
 
 static void
-check_header(const char *header, size_t small_user, size_t small_pass)
+check_negotiate(const char *accept)
 {
-	char *user, *pass, *su, *sp;
-	int rc = decode(header, &user, 600, &pass, 600), src;
+	enum metrics_format f = metrics_negotiate(accept);
+	size_t n = strlen(accept);
+	char *more = malloc(n + 16);
+	bool named = strchr(accept, '*') != NULL;
 
-	if (!rc) {
-		FUZZ_CHECK(!strncasecmp(header, "Basic ", 6), "decoded a header without 'Basic '");
-		FUZZ_CHECK(strlen(user) + 1 + strlen(pass) < 512,
-		           "decoded %zu + %zu bytes, past the decoder's buffer", strlen(user),
-		           strlen(pass));
-	}
-	src = decode(header, &su, small_user, &sp, small_pass);
-	if (rc || strlen(user) >= small_user || strlen(pass) >= small_pass) {
-		FUZZ_CHECK(src == -1, "decoded with %zu/%zu-byte buffers, but not with 600",
-		           small_user, small_pass);
-	} else {
-		FUZZ_CHECK(src == 0 && !strcmp(su, user) && !strcmp(sp, pass),
-		           "with %zu/%zu-byte buffers: %d '%s' '%s', with 600: '%s' '%s'",
-		           small_user, small_pass, src, src ? "" : su, src ? "" : sp, user, pass);
-	}
-	free(user);
-	free(pass);
-	free(su);
-	free(sp);
+	if (!more)
+		abort();
+	FUZZ_CHECK(f == MF_TEXT || f == MF_OPENMETRICS, "format %d", (int)f);
+	FUZZ_CHECK(metrics_negotiate(accept) == f, "a second negotiation differs");
+	for (const char *p = accept; !named && (p = strchr(p, '-')); p++)
+		named = p - accept >= 11 && !strncasecmp(p - 11, "openmetrics-text", 16);
+	FUZZ_CHECK(named || f == MF_TEXT, "OpenMetrics for a header that does not name it");
+	memcpy(more, accept, n);
+	memcpy(more + n, ", */*;q=0", sizeof(", */*;q=0"));
+	FUZZ_CHECK(metrics_negotiate(more) == f, "\", */*;q=0\" appended changes the format");
+	free(more);
 }
 
 int
@@ -203,14 +203,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = fuzz_cstr(data, size);
 	const uint8_t *nul = memchr(data, '\0', size);
-	char *header;
+	const uint8_t *tail = nul ? nul + 1 : data;
+	size_t tail_size = nul ? size - (size_t)(nul + 1 - data) : size;
+	char *header = fuzz_cstr(tail, tail_size);
 
 	check_parse(text);
-	if (nul)
-		header = fuzz_cstr(nul + 1, size - (size_t)(nul + 1 - data));
-	else
-		header = fuzz_cstr(data, size);
-	check_header(header, size % 20, (size / 20) % 40);
+	check_negotiate(header);
+	check_basic(tail, tail_size);
 	free(header);
 	free(text);
 	return 0;

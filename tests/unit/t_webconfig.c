@@ -2,8 +2,8 @@
  * The web configuration file of `gpuscope serve` (exporter-toolkit's
  * format): what parses, what is refused and with which message, paths of
  * the certificate and key relative to the file, bcrypt hashes and the cache
- * of credentials that passed, and the decoding of a Basic Authorization
- * header.
+ * of credentials that passed, and the checks on the credentials that
+ * libmicrohttpd decodes from a Basic Authorization header.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -438,85 +438,50 @@ test_auth(void)
 	}
 }
 
+/*
+ * The credentials libmicrohttpd decodes from a Basic Authorization header,
+ * checked: what it hands over may hold a NUL or lack the password.
+ */
 static void
-decode(const char *header, int want_rc, const char *want_user, const char *want_pass,
-       const char *what)
+test_check_basic(void)
 {
-	char user[16], pass[32];
-	int rc;
+	struct web_config wc;
+	char hash[128], text[512], longuser[200];
 
-	memset(user, 'X', sizeof(user));
-	memset(pass, 'X', sizeof(pass));
-	rc = web_basic_auth_decode(header, user, sizeof(user), pass, sizeof(pass));
-	if (!want_rc) {
-		if (!ok(rc == 0 && !strcmp(user, want_user) && !strcmp(pass, want_pass),
-		        "decode: %s", what))
-			diag("rc %d, user '%.*s', password '%.*s'", rc, (int)sizeof(user), user,
-			     (int)sizeof(pass), pass);
-	} else {
-		ok(rc == -1, "decode refuses: %s (rc %d)", what, rc);
+	if (web_password_hash("s3cret", hash, sizeof(hash)) < 0) {
+		skip("no bcrypt in the C library");
+		return;
 	}
-}
+	snprintf(text, sizeof(text), "basic_auth_users:\n  alice: %s\n", hash);
+	if (!accepts(&wc, text, "basic_auth_users for the decoded credentials"))
+		return;
+	ok(web_config_check_basic(&wc, "alice", 5, "s3cret", 6),
+	   "check_basic: the right user and password pass");
+	/* alice's credentials are in the cache now: what follows must not ride on them */
+	ok(web_config_check(&wc, "alice", "s3cret"), "  and again, from the cache");
+	ok(!web_config_check_basic(&wc, "alice", 5, NULL, 0),
+	   "check_basic: no password (no ':' in the header) fails");
+	ok(!web_config_check_basic(&wc, NULL, 0, "s3cret", 6), "check_basic: no user fails");
+	ok(!web_config_check_basic(&wc, "alice\0x", 7, "s3cret", 6),
+	   "check_basic: a NUL inside the user fails");
+	ok(!web_config_check_basic(&wc, "alice", 5, "s3cret\0x", 8),
+	   "check_basic: a NUL inside the password fails");
+	ok(!web_config_check_basic(&wc, "alice", 5, "s3cre", 5),
+	   "check_basic: a wrong password fails");
+	ok(!web_config_check_basic(&wc, "alic", 4, "s3cret", 6), "check_basic: another user fails");
+	memset(longuser, 'a', sizeof(longuser) - 1);
+	longuser[sizeof(longuser) - 1] = '\0';
+	ok(!web_config_check_basic(&wc, longuser, strlen(longuser), "s3cret", 6),
+	   "check_basic: a user longer than any name fails");
+	ok(web_config_check_basic(&wc, "alice", 5, "s3cret", 6),
+	   "check_basic: and the right one still passes");
+	web_config_release(&wc);
 
-static void
-test_decode(void)
-{
-	char user[4], pass[4];
-
-	decode("Basic dXNlcjpwYXNz", 0, "user", "pass", "\"Basic dXNlcjpwYXNz\" is user:pass");
-	decode("basic dXNlcjpwYXNz", 0, "user", "pass", "the scheme in lowercase");
-	decode("BASIC dXNlcjpwYXNz", 0, "user", "pass", "the scheme in uppercase");
-	decode("Basic   dXNlcjpwYXNz", 0, "user", "pass", "spaces before the credentials");
-	decode("Basic YTpiOmM=", 0, "a", "b:c", "a:b:c: the password keeps its colons");
-	decode("Basic YWxpY2U6", 0, "alice", "", "an empty password (\"alice:\")");
-	decode("Basic OnB3", 0, "", "pw", "an empty user (\":pw\")");
-	decode("Basic YTpi", 0, "a", "b", "no padding needed");
-	decode("Basic YWI6Y2Q=", 0, "ab", "cd", "one '=' of padding");
-	decode("Basic YTpiYw==", 0, "a", "bc", "two '=' of padding");
-	decode("Basic dXNlcnBhc3M=", -1, NULL, NULL, "no colon (\"userpass\")");
-	decode("Basic dXNlcj!wYXNz", -1, NULL, NULL, "invalid base64 ('!')");
-	decode("Basic dXNl cjpwYXNz", -1, NULL, NULL, "a space inside the base64");
-	decode("Basic dXNlcjpwYXNz-_", -1, NULL, NULL, "base64url characters");
-	decode("Basic YQBiOmM=", -1, NULL, NULL, "a NUL inside (\"a\\0b:c\")");
-	decode("Basic YTpiAGM=", -1, NULL, NULL, "a NUL inside the password");
-	/* "abcdefghijklmnop:x": a 16-byte user does not fit in 16 bytes with its NUL */
-	decode("Basic YWJjZGVmZ2hpamtsbW5vcDp4", -1, NULL, NULL, "a user too long for its buffer");
-	/* "abcdefghijklmno:x": 15 bytes do */
-	decode("Basic YWJjZGVmZ2hpamtsbW5vOng=", 0, "abcdefghijklmno", "x",
-	       "a user that just fits");
-	/* "u:" + 32 'p': too long for a 32-byte password buffer; 31 fit */
-	decode("Basic dTpwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcA==", -1, NULL, NULL,
-	       "a password too long for its buffer");
-	decode("Basic dTpwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBw", 0, "u",
-	       "ppppppppppppppppppppppppppppppp", "a password that just fits");
-	decode("", -1, NULL, NULL, "an empty header");
-	decode("Basic", -1, NULL, NULL, "\"Basic\" alone");
-	decode("Basic ", -1, NULL, NULL, "\"Basic \" with nothing after it");
-	decode("Bearer x", -1, NULL, NULL, "\"Bearer x\"");
-	decode("Bearer dXNlcjpwYXNz", -1, NULL, NULL, "Bearer with base64 credentials");
-	decode("Digest username=\"u\"", -1, NULL, NULL, "Digest");
-	decode("BasicdXNlcjpwYXNz", -1, NULL, NULL, "no space after Basic");
-	decode(" Basic dXNlcjpwYXNz", -1, NULL, NULL, "a space before the scheme");
-
-	ok(web_basic_auth_decode(NULL, user, sizeof(user), pass, sizeof(pass)) == -1,
-	   "decode refuses: a NULL header");
-	ok(web_basic_auth_decode("Basic YTpi", user, 0, pass, sizeof(pass)) == -1,
-	   "decode refuses: a user buffer of 0 bytes");
-	ok(web_basic_auth_decode("Basic YTpi", user, sizeof(user), pass, 0) == -1,
-	   "decode refuses: a password buffer of 0 bytes");
-	ok(web_basic_auth_decode("Basic YTpi", user, 2, pass, 2) == 0 && !strcmp(user, "a") &&
-	           !strcmp(pass, "b"),
-	   "decode: one byte and its NUL in 2-byte buffers");
-	{
-		/* longer than the decoder's own buffer (512 bytes decoded) */
-		char big[1024] = "Basic ";
-		char u[700], p[700];
-
-		for (size_t i = 6; i < 6 + 4 * 200; i += 4)
-			memcpy(big + i, "YWFh", 4); /* "aaa" */
-		big[6 + 4 * 200] = '\0';
-		ok(web_basic_auth_decode(big, u, sizeof(u), p, sizeof(p)) == -1,
-		   "decode refuses: 600 decoded bytes (no colon, past its buffer)");
+	/* no users: every request passes, without bcrypt */
+	if (accepts(&wc, "basic_auth_users: {}\n", "no users")) {
+		ok(web_config_check_basic(&wc, "x", 1, "y", 1), "check_basic: no users, it passes");
+		ok(!wc.cache, "  and no cache was made");
+		web_config_release(&wc);
 	}
 }
 
@@ -550,7 +515,7 @@ main(void)
 	test_parse_refused();
 	test_load();
 	test_auth();
-	test_decode();
+	test_check_basic();
 	cleanup();
 	return done_testing();
 }
