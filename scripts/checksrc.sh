@@ -5,8 +5,11 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 bad=0
-files=$(git ls-files 'src/*.c' 'src/*.h' 2>/dev/null || find src -name '*.[ch]')
+# tracked and new files alike (a file deleted but not yet committed is passed over)
+files=$(git ls-files --cached --others --exclude-standard 'src/*.c' 'src/*.h' 2>/dev/null ||
+	find src -name '*.[ch]')
 for f in $files; do
+	[ -f "$f" ] || continue
 	# strip comments and string literals roughly before matching
 	hits=$(sed -e 's://.*$::' -e 's:"[^"]*"::g' "$f" |
 		grep -n -E '(^|[^_a-zA-Z0-9])(sprintf|vsprintf|strcpy|strcat|strncpy|strtok|atoi|atol|gets)[[:space:]]*\(' |

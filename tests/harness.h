@@ -1,6 +1,6 @@
 /*
  * A tiny TAP producer for the C unit tests: ok(), is_int(), is_str(),
- * is_dbl(), diag(), skip() and done_testing(). Each t_*.c is one program;
+ * is_dbl(), diag(), skip(), skip_missing() and done_testing(). Each t_*.c is one program;
  * tests/run-tests.sh counts its "ok"/"not ok" lines.
  */
 #ifndef GPUSCOPE_TEST_HARNESS_H
@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int harness_n, harness_failed;
@@ -68,11 +69,27 @@ ok_at(int cond, const char *file, int line, const char *fmt, ...)
 			     is_w_ ? is_w_ : "(null)");                                    \
 	} while (0)
 
+/* A case that cannot run, whatever the machine (by design): a skip. */
 static inline void
 skip(const char *why)
 {
 	harness_n++;
 	printf("ok %d # SKIP %s\n", harness_n, why);
+}
+
+/*
+ * A case that cannot run for want of something an install provides (a tool
+ * CI installs): a skip, or a failure under GPUSCOPE_NO_SKIP=1.
+ */
+static inline void
+skip_missing(const char *why)
+{
+	const char *no_skip = getenv("GPUSCOPE_NO_SKIP");
+
+	if (no_skip && !strcmp(no_skip, "1"))
+		ok(0, "%s (GPUSCOPE_NO_SKIP=1: a skip is a failure)", why);
+	else
+		skip(why);
 }
 
 static inline int

@@ -59,7 +59,12 @@ done
 if grep -q "watching the GPUs for 3 s" "$tmp/err"; then ok "--watch says what it does on stderr"; else not_ok "--watch's note on stderr" "$tmp/err"; fi
 
 # 2. --recording and --since
-fake workload-starved "$bin" record -q -d 0.1 -c 40 -o "$tmp/starved.rec" >/dev/null 2>&1
+if fake workload-starved "$bin" record -q -d 0.1 -c 40 -o "$tmp/starved.rec" >/dev/null 2>"$tmp/rec.err" &&
+	[ -s "$tmp/starved.rec" ]; then
+	ok "record of the starved workload for --recording"
+else
+	not_ok "record of the starved workload failed" "$tmp/rec.err"
+fi
 "$bin" doctor --recording "$tmp/starved.rec" --since +0 --json >"$tmp/out" 2>"$tmp/err"
 rc=$?
 got=$(ids "$tmp/out")

@@ -25,8 +25,14 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 
 for dir in tests/golden/*/; do
 	case=$(basename "$dir")
-	[ -f "$dir/cmd" ] || continue
 	n=$((n + 1))
+	# a directory that is not a whole case fails (UPDATE=1 writes the expected files)
+	if [ ! -f "$dir/cmd" ] || { [ "${UPDATE:-0}" != 1 ] &&
+		{ [ ! -f "$dir/expected.out" ] || [ ! -f "$dir/expected.rc" ]; }; }; then
+		fail=$((fail + 1))
+		echo "not ok $n - $case: a case needs cmd, expected.out and expected.rc"
+		continue
+	fi
 	envfile=$tmp/env
 	{
 		echo "GPUSCOPE_NVML=@O@/fakenvml/current/libnvidia-ml.so.1"
@@ -84,5 +90,9 @@ for dir in tests/golden/*/; do
 		done
 	fi
 done
+if [ "$n" -eq 0 ]; then
+	n=1 fail=1
+	echo "not ok 1 - no golden cases in tests/golden"
+fi
 echo "1..$n"
 [ "$fail" -eq 0 ]

@@ -145,8 +145,7 @@ if [ -n "$victim" ]; then
 	keys q
 	wait_exit >/dev/null
 else
-	n=$((n + 1))
-	echo "ok $n # SKIP root without setpriv: cannot run top as another user"
+	skip_missing "root without setpriv (util-linux): cannot run top as another user"
 fi
 
 # processes of a fixture /proc are not this machine's

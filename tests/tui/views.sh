@@ -167,6 +167,15 @@ wait_exit >/dev/null
 	export GPUSCOPE_PASSWD="$ROOT/tests/fixtures/passwd"
 	"$BIN" record -o "$TMP/r.rec" -d 0.1 -c 6 --quiet
 ) >"$TMP/record.out" 2>&1
+rc=$?
+n=$((n + 1))
+if [ "$rc" = 0 ] && [ -s "$TMP/r.rec" ]; then
+	echo "ok $n - gpuscope record made a recording to replay"
+else
+	fail=$((fail + 1))
+	echo "not ok $n - gpuscope record made no recording (exit $rc)"
+	sed 's/^/# record: /' "$TMP/record.out" | head -n 20
+fi
 if [ -s "$TMP/r.rec" ]; then
 	PREFIX="replay $TMP/r.rec" start 80 24
 	check "replay: says so in the title, with the sample's time" 'gpuscope top .* replay 20[0-9-]+ [0-9:]{8} '
@@ -183,9 +192,6 @@ if [ -s "$TMP/r.rec" ]; then
 	rc=$(wait_exit)
 	[ "$rc" = 0 ]
 	ok $? "replay: q quits ($rc)"
-else
-	n=$((n + 1))
-	echo "ok $n # SKIP gpuscope record made no recording: $(head -c 200 "$TMP/record.out")"
 fi
 
 # usage errors: no terminal, a bad option, a bad interval

@@ -33,12 +33,15 @@ pci_on(const char *fixture, struct dr_report *r)
 static void
 all_in_catalog(const struct dr_report *r, const char *what)
 {
+	size_t nr_bad = 0;
+
 	for (size_t i = 0; i < r->nr; i++)
 		if (!dr_explain_find(r->f[i].id)) {
-			ok(0, "%s: '%s' has an explanation", what, r->f[i].id);
-			return;
+			diag("%s: '%s' has no explanation", what, r->f[i].id);
+			nr_bad++;
 		}
-	ok(1, "%s: every id emitted has an explanation", what);
+	ok(r->nr > 0 && nr_bad == 0, "%s: every id emitted (%zu findings) has an explanation", what,
+	   r->nr);
 }
 
 /* --- the CUDA environment, on a snapshot of made-up GPUs --------------------------- */
