@@ -35,8 +35,9 @@ LIBS := -ldl -lpthread -lm
 NCURSES_CFLAGS := $(shell pkg-config --cflags ncursesw 2>/dev/null)
 NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 # libmicrohttpd for gpuscope serve's HTTP side (src/serve/http.c) only; Debian: libmicrohttpd-dev
+# for its header. It is not linked: serve dlopens libmicrohttpd.so.12 (libmicrohttpd12), so
+# that GnuTLS and p11-kit, which it brings, load in serve only (docs/design.md, serve)
 MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
-MHD_LIBS := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 # crypt_r (libxcrypt: bcrypt) for the basic auth of serve's web configuration
 LIBS += -lcrypt
 # jansson reads every JSON file gpuscope reads (config.json, CUDA's version.json); Debian: libjansson-dev
@@ -45,12 +46,23 @@ JANSSON_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 CPPFLAGS += $(JANSSON_CFLAGS)
 # zlib's crc32() frames the flight recorder's records; Debian: zlib1g-dev
 LIBS += $(JANSSON_LIBS) -lz
+# jansson, zlib, ncursesw and tinfo are linked from their archives where they are installed
+# (Debian's -dev packages ship them): as shared libraries they cost every command, --version
+# included, their loading and symbol look-ups at start (docs/performance.md, start-up).
+# STATIC_DEPS=0 links them shared. libcrypt stays shared (LGPL).
+STATIC_DEPS ?= 1
+ifeq ($(STATIC_DEPS),1)
+static_lib = $(if $(filter /%,$(shell $(CC) -print-file-name=lib$(1).a)),-l:lib$(1).a,-l$(1))
+static_libs = $(foreach l,$(1),$(if $(filter -ljansson -lz -lncursesw -ltinfo,$(l)),$(call static_lib,$(l:-l%=%)),$(l)))
+LIBS := $(call static_libs,$(LIBS))
+NCURSES_LIBS := $(call static_libs,$(NCURSES_LIBS))
+endif
 
 # the layers (docs/design.md): every folder of src/ but the commands' and
 # the two front ends that need ncursesw and libmicrohttpd go into one library
 # that the tests link
 LIB_DIRS := core backend front doctor fit record
-LIB_SRC := $(sort $(wildcard $(LIB_DIRS:%=src/%/*.c)) src/serve/webconfig.c)
+LIB_SRC := $(sort $(wildcard $(LIB_DIRS:%=src/%/*.c)) src/serve/webconfig.c src/serve/negotiate.c)
 CMD_SRC := $(sort $(wildcard src/cmd/*.c src/tui/*.c) src/serve/http.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o) $(O)/src/doctor/cuda_data.o $(O)/src/doctor/xid_data.o \
 	$(O)/src/core/specs_data.o $(O)/src/fit/models_data.o
@@ -125,7 +137,7 @@ $(O)/src/serve/web_data.o: src/serve/web_data.S data/web/index.html
 
 $(BIN): $(CMD_OBJ) $(O)/src/cmd/demo_blob.o $(O)/src/serve/web_data.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(O)/src/cmd/demo_blob.o $(O)/src/serve/web_data.o $(LIB) \
-		$(LIBS) $(NCURSES_LIBS) $(MHD_LIBS)
+		$(LIBS) $(NCURSES_LIBS)
 
 $(O)/fake/%.o: %.c
 	@mkdir -p $(@D)

@@ -8,7 +8,12 @@ defaults): on every GPU one large job (a training or inference worker, 20 to
 36 GiB) and many small ones (notebooks, small inference replicas, 0.4 to 1.5
 GiB), each with its own SM and memory utilisation (a few idle). The GPU's
 memory_used is the sum of its processes' memory, its utilisation and power
-follow from theirs, so the numbers add up as on a real machine.
+follow from theirs, so the numbers add up as on a real machine. The
+processes share what the GPU has: when their memory would pass what is left
+of it (total less reserved, less 1 GiB of headroom), every process's share is
+scaled down by the same factor (at least 1 MiB each), so a GPU never shows
+more used than it holds, at any process count. Up to 25 processes a GPU (the
+200 of bench/status.sh) nothing is scaled.
 
 --pids-file names a file with one pid per line: those become the processes'
 pids, so that every tool finds a real process in /proc for each of them (the
@@ -29,6 +34,8 @@ import sys
 MIB = 1024 * 1024
 TOTAL_MIB = 81559
 RESERVED_MIB = 479
+# what the processes may use of a GPU, all together
+BUDGET_MIB = TOTAL_MIB - RESERVED_MIB - 1024
 # PCI bus ids of the eight SXM5 GPUs of a DGX H100 / HGX H100 board
 BUS_IDS = ["18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"]
 
@@ -171,6 +178,17 @@ def main():
         p["pid"] = pid
         p["gpu"] = g
         per_gpu[g].append(p)
+
+    # the processes of a GPU share its memory: scale them into it when they pass it
+    for procs in per_gpu:
+        used = sum(p["mem_mib"] for p in procs)
+        if used > BUDGET_MIB:
+            budget = BUDGET_MIB
+            for p in procs:
+                p["mem_mib"] = max(1, p["mem_mib"] * budget // used)
+            # the 1 MiB floor can only pass the budget with over 80,000 processes a GPU
+            assert sum(p["mem_mib"] for p in procs) <= TOTAL_MIB - RESERVED_MIB, \
+                "too many processes for one GPU's memory"
 
     out = []
     out.append("# gpuscope benchmark scenario (bench/make-scenario.py): %d H100 GPUs, %d processes\n"

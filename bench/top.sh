@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
-# What 'gpuscope top' costs while it runs, side by side with nvitop: each
-# runs for a minute at a one-second interval in a private tmux server, on
+# What 'gpuscope top' costs while it runs, side by side with nvtop and
+# nvitop: each runs for a minute at a one-second interval in a private tmux server, on
 # the fake NVML library with BENCH_GPUS (8) busy H100s and BENCH_PROCS
 # (1000) GPU processes (sleeping children of this script, so both tools
 # find each of them in the real /proc).
 #
 #   bench/top.sh [ROUNDS]     (default 3; or BENCH_ROUNDS=N)
 #   O=build-x bench/top.sh    (the build directory; default build)
+#   NVTOP_SRC=DIR bench/top.sh   (nvtop built from its source tree DIR, with
+#                             cmake, NVIDIA only, into $O/bench/nvtop-build;
+#                             without it, the nvtop on PATH; none: skipped)
+#   BENCH_TOOLS="gpuscope nvtop" bench/top.sh   (only these)
+#   BENCH_BEFORE=OLD/gpuscope bench/top.sh   (also another build's top, as
+#                             the tool "before": before and after side by side)
+#
+# nvtop is a comparator only: it is built outside this tree from a source
+# given here (e.g. a checkout of github.com/Syllo/nvtop at tag 3.3.2) and
+# runs with LD_LIBRARY_PATH at the fake NVML library, as nvitop does.
 #
 # For each tool and round: the average CPU % of its process over the
 # minute (utime + stime from /proc/PID/stat, over wall time, counted from
@@ -32,6 +42,15 @@ BIN=$PWD/$O/gpuscope
 # the pins of bench/status.sh
 PINS="gpustat==1.1.1 nvitop==1.7.2 nvidia-ml-py==13.615.71 psutil==7.2.2"
 SOCK=gpuscope-bench-top-$$
+TOOLS=${BENCH_TOOLS:-gpuscope nvtop nvitop}
+BEFORE=${BENCH_BEFORE:-}
+if [ -n "$BEFORE" ]; then
+	[ -x "$BEFORE" ] || {
+		echo "bench/top.sh: BENCH_BEFORE=$BEFORE is not a program" >&2
+		exit 2
+	}
+	TOOLS="$TOOLS before"
+fi
 
 case $ROUNDS in
 '' | *[!0-9]*)
@@ -51,9 +70,38 @@ if [ ! -x "$BIN" ] || [ ! -f "$FAKE" ]; then
 	echo "== building (make O=$O all)"
 	make --no-print-directory O="$O" all >/dev/null
 fi
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$OUT/nvtop-home"
 
-if [ ! -x "$VENV/bin/nvitop" ] || [ "$(cat "$VENV/.bench-pins" 2>/dev/null)" != "$PINS" ]; then
+NVTOP=
+case " $TOOLS " in
+*" nvtop "*)
+	if [ -n "${NVTOP_SRC:-}" ]; then
+		NVTOP=$PWD/$OUT/nvtop-build/src/nvtop
+		if [ ! -x "$NVTOP" ]; then
+			echo "== building nvtop from $NVTOP_SRC (cmake, NVIDIA support only)"
+			cmake -S "$NVTOP_SRC" -B "$OUT/nvtop-build" -DCMAKE_BUILD_TYPE=Release \
+				-DNVIDIA_SUPPORT=ON -DAMDGPU_SUPPORT=OFF -DINTEL_SUPPORT=OFF -DMSM_SUPPORT=OFF \
+				-DPANFROST_SUPPORT=OFF -DPANTHOR_SUPPORT=OFF -DASCEND_SUPPORT=OFF \
+				-DV3D_SUPPORT=OFF -DTPU_SUPPORT=OFF >"$OUT/nvtop-cmake.log"
+			cmake --build "$OUT/nvtop-build" -j "$(nproc)" >"$OUT/nvtop-build.log"
+		fi
+	elif command -v nvtop >/dev/null 2>&1; then
+		NVTOP=$(command -v nvtop)
+	fi
+	if [ -z "$NVTOP" ]; then
+		echo "== no nvtop (set NVTOP_SRC to its source, or install it): skipped"
+		TOOLS=${TOOLS//nvtop/}
+	else
+		echo "== nvtop: $NVTOP ($("$NVTOP" --version 2>&1 | head -1))"
+	fi
+	;;
+esac
+
+case " $TOOLS " in
+*" nvitop "*) ;;
+*) VENV= ;;
+esac
+if [ -n "$VENV" ] && { [ ! -x "$VENV/bin/nvitop" ] || [ "$(cat "$VENV/.bench-pins" 2>/dev/null)" != "$PINS" ]; }; then
 	echo "== creating $VENV ($PINS)"
 	rm -rf "$VENV"
 	python3 -m venv "$VENV"
@@ -91,6 +139,13 @@ run_one() {
 	case $name in
 	gpuscope)
 		cmd="exec env GPUSCOPE_NVML='$FAKE' '$BIN' top -d 1"
+		;;
+	before)
+		cmd="exec env GPUSCOPE_NVML='$FAKE' '$BEFORE' top -d 1"
+		;;
+	nvtop)
+		# -d: tenths of a second
+		cmd="exec env LD_LIBRARY_PATH='$(dirname "$FAKE")' HOME='$PWD/$OUT/nvtop-home' '$NVTOP' -d 10"
 		;;
 	nvitop)
 		cmd="exec env LD_LIBRARY_PATH='$(dirname "$FAKE")' '$PWD/$VENV/bin/nvitop' -m full --interval 1"
@@ -140,11 +195,14 @@ median_stdin() {
 	sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-echo "== $ROUNDS rounds of ${SECONDS_PER_RUN} s per tool, $GPUS GPUs, $PROCS processes, interval 1 s, 200x50"
+echo "== $ROUNDS rounds of ${SECONDS_PER_RUN} s per tool ($TOOLS), $GPUS GPUs, $PROCS processes, interval 1 s, 200x50"
 : >"$OUT/top-results.txt"
 for r in $(seq "$ROUNDS"); do
-	if [ $((r % 2)) = 1 ]; then order="gpuscope nvitop"; else order="nvitop gpuscope"; fi
-	for name in $order; do
+	# the order rotates: no tool always first, or always after the same one
+	read -r -a order <<<"$TOOLS"
+	k=$(((r - 1) % ${#order[@]}))
+	order=("${order[@]:k}" "${order[@]:0:k}")
+	for name in "${order[@]}"; do
 		res=$(run_one "$name")
 		echo "$name $res" >>"$OUT/top-results.txt"
 		printf '   round %d %-8s  CPU %6s %%   peak RSS %6.1f MiB   process lines on screen %s\n' \
@@ -154,14 +212,17 @@ for r in $(seq "$ROUNDS"); do
 done
 
 {
-	echo "gpuscope top vs nvitop: $GPUS GPUs, $PROCS processes (fake NVML, real /proc),"
+	echo "gpuscope top vs $(echo "$TOOLS" | sed "s/gpuscope //; s/ / and /"): $GPUS GPUs, $PROCS processes (fake NVML, real /proc),"
 	echo "interval 1 s, 200x50 tmux pane, ${SECONDS_PER_RUN} s per run, $ROUNDS rounds (medians)"
 	echo "machine: $(nproc) CPUs, $(uname -sr); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
+	[ -z "$NVTOP" ] || echo "nvtop: $NVTOP ($("$NVTOP" --version 2>&1 | head -1))"
+	[ -z "$BEFORE" ] || echo "before: $BEFORE top -d 1"
+	case " $TOOLS " in *" nvitop "*) echo "nvitop: $PINS" ;; esac
 	printf '%-10s %14s %16s\n' tool "CPU % (avg)" "peak RSS (MiB)"
-	for name in gpuscope nvitop; do
+	for name in $TOOLS; do
 		cpu=$(awk -v n="$name" '$1 == n { print $2 }' "$OUT/top-results.txt" | median_stdin)
 		rss=$(awk -v n="$name" '$1 == n { print $3 / 1024 }' "$OUT/top-results.txt" | median_stdin)
 		printf '%-10s %14.2f %16.1f\n' "$name" "$cpu" "$rss"
 	done
-	echo "command: O=$O bench/top.sh $ROUNDS"
+	echo "command: ${NVTOP_SRC:+NVTOP_SRC=$NVTOP_SRC }${BENCH_BEFORE:+BENCH_BEFORE=$BENCH_BEFORE }O=$O bench/top.sh $ROUNDS"
 } | tee "$OUT/top-report.txt"

@@ -3,7 +3,6 @@
  * configuration, dispatch to a subcommand, and map its result to an exit
  * code. Nothing else happens here.
  */
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +179,8 @@ config_from_env(struct gs_config *cfg)
 		gs_config_set_root(cfg, v);
 	if ((v = getenv("GPUSCOPE_NVML")) && *v)
 		cfg->nvml_path = v;
+	if ((v = getenv("GPUSCOPE_MHD")) && *v)
+		cfg->mhd_path = v;
 	if ((v = getenv("GPUSCOPE_SYSFS_ROOT")) && *v)
 		cfg->sysfs_root = v;
 	if ((v = getenv("GPUSCOPE_PROC_ROOT")) && *v)
@@ -203,8 +204,9 @@ main(int argc, char **argv)
 	int rc, n = 0;
 	char **args;
 
-	/* character set only: numbers keep the C locale's decimal point */
-	setlocale(LC_CTYPE, "");
+	/* no setlocale() here: reading the locale costs every command, --version and
+	 * status --json included; what draws characters for a terminal calls
+	 * term_locale() (core/fmt.h) first */
 	gs_config_init(&cfg);
 	config_from_env(&cfg);
 

@@ -7,7 +7,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "core/config.h"
@@ -28,14 +27,14 @@ status_usage(FILE *f)
 int
 cmd_status(int argc, char **argv, struct gs_config *cfg)
 {
-	enum { OPT_COLOR = 256, OPT_NOPROC, OPT_TIMEOUT, OPT_COMPACT };
+	enum { OPT_NOPROC = 256, OPT_COMPACT };
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "id", required_argument, NULL, 'i' },
 		{ "no-processes", no_argument, NULL, OPT_NOPROC },
-		{ "color", required_argument, NULL, OPT_COLOR },
-		{ "colour", required_argument, NULL, OPT_COLOR },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "color", required_argument, NULL, CMD_OPT_COLOR },
+		{ "colour", required_argument, NULL, CMD_OPT_COLOR },
+		{ "timeout", required_argument, NULL, CMD_OPT_TIMEOUT },
 		{ "compact", no_argument, NULL, OPT_COMPACT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -64,35 +63,15 @@ cmd_status(int argc, char **argv, struct gs_config *cfg)
 		case OPT_COMPACT:
 			compact = true;
 			break;
-		case OPT_COLOR:
-			if (!strcmp(optarg, "auto")) {
-				color = COLOR_AUTO;
-			} else if (!strcmp(optarg, "always")) {
-				color = COLOR_ALWAYS;
-			} else if (!strcmp(optarg, "never")) {
-				color = COLOR_NEVER;
-			} else {
-				cmd_error("--color takes 'auto', 'always' or 'never', not '%s'",
-				          optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_TIMEOUT:
-			if (cmd_set_timeout(cfg, optarg) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'h':
-			status_usage(stdout);
-			return EXIT_OK;
 		default:
-			return cmd_bad_option(c, argv, status_usage);
+			rc = cmd_common_option(c, argv, cfg, &color, status_usage);
+			if (rc != CMD_NEXT_OPTION)
+				return rc;
 		}
 	}
-	if (optind < argc) {
-		cmd_error("unexpected argument '%s'", argv[optind]);
-		status_usage(stderr);
-		return EXIT_USAGE;
-	}
+	rc = cmd_no_operands(argc, argv, status_usage);
+	if (rc != EXIT_OK)
+		return rc;
 
 	gpu_snapshot_init(&snap);
 	rc = cmd_snapshot(cfg, ids, cfg->want_procs ? SNAP_PROCS : 0, &snap);

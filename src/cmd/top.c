@@ -8,7 +8,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "backend/feed.h"
@@ -44,24 +43,25 @@ top_usage(FILE *f)
 int
 cmd_top(int argc, char **argv, struct gs_config *cfg)
 {
-	enum { OPT_COLOR = 256, OPT_NOPROC, OPT_TIMEOUT, OPT_COMPACT, OPT_READONLY };
+	enum { OPT_NOPROC = 256, OPT_COMPACT, OPT_READONLY };
 	static const struct option opts[] = {
 		{ "interval", required_argument, NULL, 'd' },
 		{ "delay", required_argument, NULL, 'd' },
 		{ "id", required_argument, NULL, 'i' },
 		{ "no-processes", no_argument, NULL, OPT_NOPROC },
 		{ "compact", no_argument, NULL, OPT_COMPACT },
-		{ "color", required_argument, NULL, OPT_COLOR },
-		{ "colour", required_argument, NULL, OPT_COLOR },
+		{ "color", required_argument, NULL, CMD_OPT_COLOR },
+		{ "colour", required_argument, NULL, CMD_OPT_COLOR },
 		{ "read-only", no_argument, NULL, OPT_READONLY },
 		{ "readonly", no_argument, NULL, OPT_READONLY },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "timeout", required_argument, NULL, CMD_OPT_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tui_options opt = {
 		cfg, 1.0, cfg->want_procs, false, TUI_COLOR_AUTO, TUI_LAYOUT_AUTO
 	};
+	enum color_mode color = COLOR_AUTO;
 	const char *ids = NULL, *no_color;
 	struct err err = ERR_INIT;
 	struct feed *feed;
@@ -92,35 +92,21 @@ cmd_top(int argc, char **argv, struct gs_config *cfg)
 		case OPT_READONLY:
 			opt.read_only = true;
 			break;
-		case OPT_COLOR:
-			if (!strcmp(optarg, "auto")) {
-				opt.color = TUI_COLOR_AUTO;
-			} else if (!strcmp(optarg, "always")) {
-				opt.color = TUI_COLOR_ALWAYS;
-			} else if (!strcmp(optarg, "never")) {
-				opt.color = TUI_COLOR_NEVER;
-			} else {
-				cmd_error("--color takes 'auto', 'always' or 'never', not '%s'",
-				          optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_TIMEOUT:
-			if (cmd_set_timeout(cfg, optarg) < 0)
-				return EXIT_USAGE;
-			break;
 		case 'h':
 			fputs(top_help, stdout);
 			return EXIT_OK;
 		default:
-			return cmd_bad_option(c, argv, top_usage);
+			rc = cmd_common_option(c, argv, cfg, &color, top_usage);
+			if (rc != CMD_NEXT_OPTION)
+				return rc;
 		}
 	}
-	if (optind < argc) {
-		cmd_error("unexpected argument '%s'", argv[optind]);
-		top_usage(stderr);
-		return EXIT_USAGE;
-	}
+	rc = cmd_no_operands(argc, argv, top_usage);
+	if (rc != EXIT_OK)
+		return rc;
+	opt.color = color == COLOR_ALWAYS  ? TUI_COLOR_ALWAYS
+	            : color == COLOR_NEVER ? TUI_COLOR_NEVER
+	                                   : TUI_COLOR_AUTO;
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		cmd_error("top needs a terminal; 'gpuscope status' prints one snapshot");
 		return EXIT_USAGE;

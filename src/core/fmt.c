@@ -4,6 +4,7 @@
 #include "core/fmt.h"
 
 #include <langinfo.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,17 @@
 #include <unistd.h>
 
 #include "core/strbuf.h"
+
+void
+term_locale(void)
+{
+	static bool done;
+
+	if (!done) {
+		setlocale(LC_CTYPE, "");
+		done = true;
+	}
+}
 
 void
 term_detect(struct term *t, int fd, enum color_mode mode)
@@ -33,6 +45,7 @@ term_detect(struct term *t, int fd, enum color_mode mode)
 		t->width = ws.ws_col;
 	else if (cols && strtol(cols, NULL, 10) > 0)
 		t->width = (int)strtol(cols, NULL, 10);
+	term_locale();
 	t->utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
 	if (t->width < 80)
 		t->width = 80;

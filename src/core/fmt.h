@@ -25,6 +25,10 @@ struct term {
  * UTF-8 when the locale says so (the caller has called setlocale()).
  */
 void term_detect(struct term *t, int fd, enum color_mode mode);
+/* setlocale(LC_CTYPE, "") once (the character set only: numbers keep the C
+ * locale's decimal point); term_detect() calls it. main() does not, so that
+ * commands that draw nothing for a terminal do not pay for reading the locale. */
+void term_locale(void);
 
 enum style {
 	ST_NONE = 0,
