@@ -110,11 +110,10 @@ http_load(const char *path, struct err *err)
 		void *fn = dlsym(dl, mhd_syms[i].name);
 
 		if (!fn)
-			return unload(dl,
-			              err_set(err, E_NOTSUP,
-			                      "serve needs libmicrohttpd 0.9.71 or later (%s has "
-			                      "no %s): install libmicrohttpd12",
-			                      name, mhd_syms[i].name));
+			return unload(dl, err_set(err, E_NOTSUP,
+			                          "serve needs libmicrohttpd (%s has no %s, which "
+			                          "serve calls): install libmicrohttpd12",
+			                          name, mhd_syms[i].name));
 		/* storing an object pointer into a function pointer slot is what dlsym is for */
 		memcpy((char *)&mhd + mhd_syms[i].off, &fn, sizeof(fn));
 	}
