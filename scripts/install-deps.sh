@@ -52,6 +52,8 @@ if [ "$mode" = check ]; then
 	have readelf || need="$need binutils"
 	have openssl || need="$need openssl"
 	have systemd-analyze || need="$need systemd"
+	# record's fault tests hold a recorder in the middle of a rotation (strace's delay injection)
+	have strace || need="$need strace"
 fi
 [ -z "$need$optional" ] && exit 0
 

@@ -160,6 +160,7 @@ read_recording(const char *path, const char *since, struct window *w)
 		cmd_error("%s", err.msg);
 		return DOCTOR_EXIT_FAILED;
 	}
+	rec_reader_warn(r);
 	rec_reader_span(r, &first, &last);
 	if (cmd_parse_time(since ? since : "-1h", first, last, &from) < 0) {
 		cmd_error(

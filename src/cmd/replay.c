@@ -56,6 +56,7 @@ replay_info(const char *path)
 		cmd_error("%s", err.msg);
 		return EXIT_RUNTIME;
 	}
+	rec_reader_warn(r);
 	gpu_snapshot_init(&first);
 	gpu_snapshot_init(&s);
 	while ((rc = rec_reader_next(r, &s, &err)) > 0) {

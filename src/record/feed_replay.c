@@ -117,6 +117,7 @@ feed_open_replay(const char *path, const char *ids, double speed, double from, s
 	rc = rec_reader_open(path, &rp->r, err);
 	if (rc < 0)
 		goto fail;
+	rec_reader_warn(rp->r);
 	/* the ids must name GPUs of the recording: check them on its first sample */
 	gpu_snapshot_init(&first);
 	rc = rec_reader_next(rp->r, &first, err);

@@ -47,6 +47,8 @@ struct rec_reader {
 	size_t nr_kf, alloc_kf;
 	bool any;
 	double first, last;
+	char **warn; /* files passed over, one line each */
+	size_t nr_warn, alloc_warn;
 };
 
 static void
@@ -160,7 +162,8 @@ add_file(struct rec_reader *r, const char *path, struct err *err)
 	struct stat sb;
 	int rc = 0, e;
 
-	f.fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO in a recording's place must not wait for a writer */
+	f.fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (f.fd < 0) {
 		e = errno;
 		if (e == ENOENT) {
@@ -281,10 +284,33 @@ build_index(struct rec_reader *r, struct err *err)
 	return rc;
 }
 
+/*
+ * Add a file of the recording. One that is damaged, not a recording, or of
+ * a version this gpuscope does not read is passed over with a warning
+ * (its message is kept) so that the rest still replays; *first keeps the
+ * first such error, for when nothing else is left.
+ */
+static int
+add_or_pass(struct rec_reader *r, const char *path, struct err *first, struct err *err)
+{
+	struct err e = ERR_INIT;
+	int rc = add_file(r, path, &e);
+
+	if (rc >= 0)
+		return rc;
+	if (rc != E_PARSE && rc != E_VERSION && rc != E_PERM && rc != E_IO)
+		return err_set(err, rc, "%s", e.msg);
+	err_set(first, rc, "%s", e.msg);
+	ALLOC_GROW(r->warn, r->nr_warn + 1, r->alloc_warn);
+	r->warn[r->nr_warn++] = xstrfmt("%s: passed over", e.msg);
+	return 1;
+}
+
 int
 rec_reader_open(const char *path, struct rec_reader **out, struct err *err)
 {
 	struct rec_reader *r = xcalloc(1, sizeof(*r));
+	struct err first = ERR_INIT;
 	unsigned *num;
 	size_t nr;
 	int rc = 0;
@@ -298,14 +324,16 @@ rec_reader_open(const char *path, struct rec_reader **out, struct err *err)
 	for (size_t i = 0; i < nr && rc >= 0; i++) {
 		char *name = rec_rotated_name(path, num[i]);
 
-		rc = add_file(r, name, err);
+		rc = add_or_pass(r, name, &first, err);
 		free(name);
 	}
 	free(num);
 	if (rc >= 0)
-		rc = add_file(r, path, err);
-	if (rc > 0 && !r->nr_file)
-		rc = err_set(err, E_NOTFOUND, "cannot open '%s': %s", path, strerror(ENOENT));
+		rc = add_or_pass(r, path, &first, err);
+	if (rc >= 0 && !r->nr_file)
+		rc = first.code ? err_set(err, first.code, "%s", first.msg)
+		                : err_set(err, E_NOTFOUND, "cannot open '%s': %s", path,
+		                          strerror(ENOENT));
 	if (rc >= 0)
 		rc = build_index(r, err);
 	if (rc < 0) {
@@ -314,6 +342,26 @@ rec_reader_open(const char *path, struct rec_reader **out, struct err *err)
 	}
 	*out = r;
 	return 0;
+}
+
+size_t
+rec_reader_nr_warnings(const struct rec_reader *r)
+{
+	return r->nr_warn;
+}
+
+const char *
+rec_reader_warning(const struct rec_reader *r, size_t i)
+{
+	return i < r->nr_warn ? r->warn[i] : NULL;
+}
+
+void
+rec_reader_warn(const struct rec_reader *r)
+{
+	fflush(stdout);
+	for (size_t i = 0; i < r->nr_warn; i++)
+		fprintf(stderr, "gpuscope: warning: %s\n", r->warn[i]);
 }
 
 int
@@ -404,5 +452,8 @@ rec_reader_close(struct rec_reader *r)
 	gpu_snapshot_release(&r->work);
 	strbuf_release(&r->payload);
 	free(r->kf);
+	for (size_t i = 0; i < r->nr_warn; i++)
+		free(r->warn[i]);
+	free(r->warn);
 	free(r);
 }

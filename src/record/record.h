@@ -100,6 +100,17 @@ void rec_reader_span(struct rec_reader *r, double *first, double *last);
 /* Records skipped because they were damaged (not counting a torn last record). */
 unsigned long rec_reader_skipped(const struct rec_reader *r);
 
+/*
+ * The files of the recording that were passed over when it was opened
+ * (damaged, not a recording, a version this gpuscope does not read, or
+ * unreadable), one line each naming the file: the rest was read. A command
+ * prints them as warnings.
+ */
+size_t rec_reader_nr_warnings(const struct rec_reader *r);
+const char *rec_reader_warning(const struct rec_reader *r, size_t i);
+/* Print them to stderr, "gpuscope: warning: ..." each. */
+void rec_reader_warn(const struct rec_reader *r);
+
 void rec_reader_close(struct rec_reader *r);
 
 /*

@@ -167,27 +167,100 @@ adopt(struct rec_writer *w, uint64_t size, struct err *err)
 	return 0;
 }
 
+/*
+ * Open path for appending, creating it when there is none. A symbolic link
+ * is followed to a file that exists, never to create one: O_EXCL refuses to
+ * create through a link (as root, a dangling link would make its target
+ * anywhere). Returns the descriptor, or a negative status.
+ */
+static int
+open_or_create(const char *path, struct err *err)
+{
+	struct stat st;
+	int e;
+
+	for (int tries = 0; tries < 8; tries++) {
+		/* O_NONBLOCK: opening a FIFO must not wait for its other end */
+		int fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+		if (fd >= 0)
+			return fd;
+		e = errno;
+		if (e != ENOENT)
+			return err_set(err, errno_status(e), "cannot open '%s' for recording: %s",
+			               path, strerror(e));
+		fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
+		if (fd >= 0)
+			return fd;
+		e = errno;
+		if (e != EEXIST)
+			return err_set(err, errno_status(e), "cannot create '%s' for recording: %s",
+			               path, strerror(e));
+		if (!lstat(path, &st) && S_ISLNK(st.st_mode))
+			return err_set(err, E_USAGE,
+			               "'%s' is a symbolic link to a file that does not exist: "
+			               "refusing to create its target (remove the link, or name "
+			               "the file itself)",
+			               path);
+		/* another process created it since: open what it made */
+	}
+	return err_set(err, E_IO, "cannot open '%s' for recording: it keeps changing", path);
+}
+
+/* Does path still name the file open on fd? */
+static bool
+still_named(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return !fstat(fd, &a) && !stat(path, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 static int
 open_file(struct rec_writer *w, struct err *err)
 {
 	struct stat st;
 	int e;
 
-	w->fd = open(w->path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (w->fd < 0) {
-		e = errno;
-		return err_set(err, errno_status(e), "cannot open '%s' for recording: %s", w->path,
-		               strerror(e));
+	for (int tries = 0;; tries++) {
+		w->fd = open_or_create(w->path, err);
+		if (w->fd < 0)
+			return w->fd;
+		if (fstat(w->fd, &st)) {
+			e = errno;
+			return err_set(err, E_IO, "cannot stat '%s': %s", w->path, strerror(e));
+		}
+		if (!S_ISREG(st.st_mode))
+			return err_set(err, E_USAGE,
+			               "'%s' is not a regular file: refusing to record into it",
+			               w->path);
+		if (flock(w->fd, LOCK_EX | LOCK_NB)) {
+			e = errno;
+			if (e == EWOULDBLOCK)
+				return err_set(err, E_BUSY,
+				               "'%s' is being recorded by another process",
+				               w->path);
+			return err_set(err, E_IO,
+			               "cannot lock '%s' (%s): record onto a local filesystem",
+			               w->path, strerror(e));
+		}
+		/*
+		 * The recorder that held the lock may have rotated the file to
+		 * FILE.1 between our open and our lock: ours is then the lock of
+		 * an old file. Only the file that path names now is the recording.
+		 */
+		if (still_named(w->fd, w->path))
+			break;
+		close(w->fd);
+		w->fd = -1;
+		if (tries == 8)
+			return err_set(
+			        err, E_BUSY,
+			        "'%s' is being recorded by another process (it keeps rotating)",
+			        w->path);
 	}
-	if (fstat(w->fd, &st)) {
-		e = errno;
-		return err_set(err, E_IO, "cannot stat '%s': %s", w->path, strerror(e));
-	}
-	if (!S_ISREG(st.st_mode))
-		return err_set(err, E_USAGE,
-		               "'%s' is not a regular file: refusing to record into it", w->path);
-	if (flock(w->fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK)
-		return err_set(err, E_BUSY, "'%s' is being recorded by another process", w->path);
+	if (fcntl(w->fd, F_SETFL, O_APPEND)) /* O_NONBLOCK off: a regular file */
+		return err_set(err, E_IO, "cannot use '%s': %s", w->path, strerror(errno));
 	return adopt(w, (uint64_t)st.st_size, err);
 }
 
@@ -233,11 +306,87 @@ rec_writer_open(const char *path, const struct rec_options *o, struct rec_writer
 	return 0;
 }
 
-/* Rename path.(i-1) to path.i ... path to path.1, and start a new path. */
+/*
+ * The next file of the recording, made under a name no one else uses and
+ * locked before anyone can see it: a second recorder that opens path at any
+ * moment of a rotation finds a locked file. Returns its descriptor.
+ */
+static int
+new_locked_file(const char *tmp, struct err *err)
+{
+	int fd, e;
+
+	fd = open(tmp, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		/* left by a recorder of this file that died while rotating: ours now */
+		unlink(tmp);
+		fd = open(tmp, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0600);
+	}
+	if (fd < 0) {
+		e = errno;
+		return err_set(err, errno_status(e), "cannot create '%s': %s", tmp, strerror(e));
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) || fchmod(fd, 0644)) {
+		e = errno;
+		close(fd);
+		unlink(tmp);
+		return err_set(err, E_IO, "cannot lock '%s': %s", tmp, strerror(e));
+	}
+	return fd;
+}
+
+/*
+ * Put the new file tmp at path and the old one at old (path.1). Swapped in
+ * one step where the filesystem can (renameat2 RENAME_EXCHANGE), so path
+ * always names a locked file; else the old file is renamed and the new one
+ * linked in (link fails rather than replace a file someone made between).
+ */
+static int
+swap_in(const char *tmp, const char *path, const char *old, struct err *err)
+{
+	int e;
+
+	if (!renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_EXCHANGE)) {
+		if (!rename(tmp, old))
+			return 0;
+		e = errno;
+		return err_set(err, E_IO, "cannot rename '%s' to '%s': %s", tmp, old, strerror(e));
+	}
+	if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) {
+		e = errno;
+		return err_set(err, E_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
+	}
+	if (rename(path, old)) {
+		e = errno;
+		return err_set(err, E_IO, "cannot rename '%s' to '%s': %s", path, old, strerror(e));
+	}
+	if (!link(tmp, path)) {
+		unlink(tmp);
+		return 0;
+	}
+	e = errno;
+	if (e == EEXIST)
+		return err_set(err, E_BUSY,
+		               "another process created '%s' while it was rotated: this recorder "
+		               "stops (the samples so far are in '%s')",
+		               path, old);
+	/* no hard links here either: a plain rename, as old filesystems allow */
+	if (!rename(tmp, path))
+		return 0;
+	e = errno;
+	return err_set(err, E_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
+}
+
+/*
+ * Rename path.(i-1) to path.i ... path to path.1, and start a new path.
+ * On an error before the new file is in place, the old one stays open and
+ * locked, and the next sample tries again.
+ */
 static int
 rotate(struct rec_writer *w, struct err *err)
 {
-	int rc = 0, e;
+	char *tmp, *old;
+	int rc = 0, e, fd;
 
 	if (w->unsynced) {
 		rc = sync_file(w, err);
@@ -246,11 +395,17 @@ rotate(struct rec_writer *w, struct err *err)
 	}
 	if (w->o.keep <= 1)
 		return start_file(w, err);
-	for (unsigned i = w->o.keep - 1; i >= 1 && !rc; i--) {
-		char *from = i > 1 ? rec_rotated_name(w->path, i - 1) : xstrdup(w->path);
+	tmp = xstrfmt("%s.rotating", w->path);
+	fd = new_locked_file(tmp, err);
+	if (fd < 0) {
+		free(tmp);
+		return fd;
+	}
+	for (unsigned i = w->o.keep - 1; i >= 2 && !rc; i--) {
+		char *from = rec_rotated_name(w->path, i - 1);
 		char *to = rec_rotated_name(w->path, i);
 
-		if (rename(from, to) && (errno != ENOENT || i == 1)) {
+		if (rename(from, to) && errno != ENOENT) {
 			e = errno;
 			rc = err_set(err, E_IO, "cannot rename '%s' to '%s': %s", from, to,
 			             strerror(e));
@@ -258,16 +413,38 @@ rotate(struct rec_writer *w, struct err *err)
 		free(from);
 		free(to);
 	}
-	if (rc < 0)
-		return rc;
-	close(w->fd);
-	w->fd = open(w->path, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (w->fd < 0) {
-		e = errno;
-		return err_set(err, E_IO, "cannot create '%s': %s", w->path, strerror(e));
+	old = rec_rotated_name(w->path, 1);
+	if (!rc) {
+		struct rec_writer was = *w;
+
+		/* the header goes in before the file is seen */
+		w->fd = fd;
+		rc = start_file(w, err);
+		if (!rc)
+			rc = swap_in(tmp, w->path, old, err);
+		if (rc < 0) {
+			/* still on the old file, as it was */
+			w->fd = was.fd;
+			w->size = was.size;
+			w->data = was.data;
+			w->since_key = was.since_key;
+			w->rotate = was.rotate;
+			w->unsynced = was.unsynced;
+		} else {
+			w->fd = was.fd;
+		}
 	}
-	flock(w->fd, LOCK_EX | LOCK_NB);
-	return start_file(w, err);
+	if (rc < 0) {
+		close(fd);
+		unlink(tmp);
+	} else {
+		close(w->fd);
+		w->fd = fd;
+		rec_sync_dir(w->path);
+	}
+	free(tmp);
+	free(old);
+	return rc;
 }
 
 /* What the format cannot hold, or a reader would refuse. */
