@@ -13,6 +13,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -662,6 +663,104 @@ events_copy(struct nvml *nv, const struct nvml_dev *nd, struct gpu_device *dev)
 	pthread_mutex_unlock(&nv->ev.mu);
 }
 
+/*
+ * nvmlShutdown, bounded like every other driver call: it runs on a thread
+ * of its own, and after cfg->timeout seconds the caller goes on without it.
+ * A driver that hangs there (a GPU gone bad) then keeps that thread and the
+ * library, which must not be unloaded under it; the program is ending
+ * anyway, and nvml_abandoned() tells main() to leave without running the
+ * library's destructors.
+ */
+struct shutdown_call {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	nvmlReturn_t (*fn)(void);
+	bool done;
+	int refs; /* the caller and the thread */
+};
+
+static atomic_bool abandoned;
+
+static void
+shutdown_unref(struct shutdown_call *sc)
+{
+	bool last;
+
+	pthread_mutex_lock(&sc->mu);
+	last = --sc->refs == 0;
+	pthread_mutex_unlock(&sc->mu);
+	if (last) {
+		pthread_cond_destroy(&sc->cv);
+		pthread_mutex_destroy(&sc->mu);
+		free(sc);
+	}
+}
+
+static void *
+shutdown_main(void *arg)
+{
+	struct shutdown_call *sc = arg;
+
+	sc->fn();
+	pthread_mutex_lock(&sc->mu);
+	sc->done = true;
+	pthread_cond_signal(&sc->cv);
+	pthread_mutex_unlock(&sc->mu);
+	shutdown_unref(sc);
+	return NULL;
+}
+
+/* True when it returned within timeout seconds (the library may then be unloaded). */
+static bool
+shutdown_bounded(nvmlReturn_t (*fn)(void), double timeout)
+{
+	struct shutdown_call *sc;
+	pthread_condattr_t ca;
+	pthread_attr_t attr;
+	struct timespec ts;
+	pthread_t t;
+	double deadline = clock_mono() + (timeout > 0 ? timeout : 5.0);
+	bool done;
+
+	if (atomic_load(&abandoned))
+		return false; /* the driver is stuck in an earlier one: do not call in again */
+	sc = xcalloc(1, sizeof(*sc));
+	pthread_mutex_init(&sc->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sc->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	sc->fn = fn;
+	sc->refs = 2;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, shutdown_main, sc)) {
+		/* no thread to spare: call it here, unbounded, as before */
+		pthread_attr_destroy(&attr);
+		sc->refs = 1;
+		shutdown_unref(sc);
+		fn();
+		return true;
+	}
+	pthread_attr_destroy(&attr);
+	clock_mono_timespec(&ts, deadline);
+	pthread_mutex_lock(&sc->mu);
+	while (!sc->done && clock_mono() < deadline)
+		pthread_cond_timedwait(&sc->cv, &sc->mu, &ts);
+	done = sc->done;
+	pthread_mutex_unlock(&sc->mu);
+	shutdown_unref(sc);
+	if (!done)
+		atomic_store(&abandoned, true);
+	return done;
+}
+
+bool
+nvml_abandoned(void)
+{
+	return atomic_load(&abandoned);
+}
+
 /* Everything of nv, once no thread uses it. */
 static void
 nvml_destroy(struct nvml *nv)
@@ -672,8 +771,8 @@ nvml_destroy(struct nvml *nv)
 		pthread_cond_destroy(&nv->ev.cv);
 		pthread_mutex_destroy(&nv->ev.mu);
 	}
-	if (nv->s.shutdown)
-		nv->s.shutdown();
+	if (nv->s.shutdown && !shutdown_bounded(nv->s.shutdown, nv->cfg->timeout))
+		nv->dl = NULL; /* still in use by the thread in nvmlShutdown */
 	if (nv->dl)
 		dlclose(nv->dl);
 	free(nv->dev);
@@ -1742,8 +1841,8 @@ nvml_probe(const struct gs_config *cfg, struct nvml_probe *p)
 		if (nv->s.cuda_version(&v) == NVML_SUCCESS && v > 0)
 			p->cuda_version = v;
 	}
-	if (nv->s.shutdown)
-		nv->s.shutdown();
+	if (nv->s.shutdown && !shutdown_bounded(nv->s.shutdown, cfg->timeout))
+		nv->dl = NULL; /* still in use by the thread in nvmlShutdown */
 out:
 	if (nv->dl)
 		dlclose(nv->dl);

@@ -39,4 +39,11 @@ void nvml_parse_module_version(const char *text, char *buf, size_t size, bool *o
  */
 void nvml_probe(const struct gs_config *cfg, struct nvml_probe *p);
 
+/*
+ * True once an nvmlShutdown did not return within the timeout: a thread is
+ * still inside the driver library, so the program should end with _exit()
+ * (its output flushed) rather than run the library's destructors.
+ */
+bool nvml_abandoned(void);
+
 #endif

@@ -74,6 +74,13 @@ int cmd_open_feed(struct gs_config *cfg, const char *ids, bool procs, double int
 int cmd_snapshot(struct gs_config *cfg, const char *ids, unsigned flags, struct gpu_snapshot *snap);
 
 /*
+ * Close the collector of the last cmd_snapshot(), which stays open until
+ * then so that the output is written before the driver shuts down (main()
+ * calls this after the command; the next cmd_snapshot() does too).
+ */
+void cmd_close_deferred(void);
+
+/*
  * Write out to stdout. Returns EXIT_RUNTIME (with the reason printed) when
  * that fails, else EXIT_PROBLEMS when a GPU of snap is not in a good state,
  * else EXIT_OK.

@@ -217,6 +217,9 @@ replay_snapshot(struct gs_config *cfg, const char *ids, unsigned flags, struct g
 	return rc;
 }
 
+/* cmd_snapshot()'s collector, closed by cmd_close_deferred() */
+static struct collector *deferred;
+
 int
 cmd_snapshot(struct gs_config *cfg, const char *ids, unsigned flags, struct gpu_snapshot *snap)
 {
@@ -234,8 +237,17 @@ cmd_snapshot(struct gs_config *cfg, const char *ids, unsigned flags, struct gpu_
 		cmd_error("%s", err.msg);
 		rc = EXIT_RUNTIME;
 	}
-	collector_close(c);
+	/* closed after the output is out: a driver's shutdown can take its time */
+	cmd_close_deferred();
+	deferred = c;
 	return rc;
+}
+
+void
+cmd_close_deferred(void)
+{
+	collector_close(deferred);
+	deferred = NULL;
 }
 
 int

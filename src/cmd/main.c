@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "backend/nvml_probe.h"
 #include "cmd/cmd.h"
 #include "cmd/demo.h"
 #include "core/config.h"
@@ -276,6 +278,15 @@ main(int argc, char **argv)
 	} else
 		rc = cmd_status(n, args, &cfg);
 	free(args);
+	cmd_close_deferred();
+	if (nvml_abandoned()) {
+		/*
+		 * A thread is still inside nvmlShutdown: the output is out, and
+		 * exit() would run the driver library's destructors beside it.
+		 */
+		fflush(NULL);
+		_exit(rc);
+	}
 	gs_config_release(&cfg);
 	return rc;
 }
