@@ -244,7 +244,7 @@ static ssize_t
 read_at(int dirfd, const char *path, char *buf, size_t cap)
 {
 	size_t len = 0;
-	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = file_openat(dirfd, path);
 
 	if (fd < 0)
 		return -errno;

@@ -54,6 +54,18 @@ file_read(const char *root, const char *path, struct strbuf *sb, size_t cap, str
 }
 
 int
+file_open(const char *path)
+{
+	return open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+}
+
+int
+file_openat(int dirfd, const char *path)
+{
+	return openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+}
+
+int
 file_read_st(const char *root, const char *path, struct strbuf *sb, size_t cap, struct stat *st,
              struct err *err)
 {
@@ -62,7 +74,7 @@ file_read_st(const char *root, const char *path, struct strbuf *sb, size_t cap, 
 
 	strbuf_reset(sb);
 	path_join(full, sizeof(full), root, path);
-	fd = open(full, O_RDONLY | O_CLOEXEC);
+	fd = file_open(full);
 	if (fd < 0) {
 		e = errno;
 		return err_set(err, errno_status(e), "cannot open '%s': %s", full, strerror(e));
@@ -238,7 +250,7 @@ file_read_regular(const char *path, struct strbuf *sb, size_t cap)
 	int fd;
 
 	strbuf_reset(sb);
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	fd = file_open(path);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {

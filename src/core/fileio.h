@@ -13,6 +13,18 @@ struct err;
 struct strbuf;
 
 /*
+ * The one way gpuscope opens a file it reads from outside (sysfs, procfs,
+ * a --root tree, the passwd file, a recording): read-only, close-on-exec,
+ * never as the controlling terminal, and O_NONBLOCK, so that a FIFO put in
+ * the file's place does not wait for a writer (a read of it then ends at
+ * once). O_NONBLOCK changes nothing for regular, sysfs and procfs files.
+ * file_openat() opens path relative to the directory dirfd. Return the
+ * descriptor, or -1 with errno set.
+ */
+int file_open(const char *path);
+int file_openat(int dirfd, const char *path);
+
+/*
  * Read at most cap bytes of root/path into sb (replacing its contents).
  * Returns 0, E_NOTFOUND (no such file), E_PERM, or E_IO; the message names
  * the file. A file longer than cap is cut at cap bytes without error. A

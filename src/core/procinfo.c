@@ -1259,7 +1259,7 @@ keep_live(struct procinfo_ctx *ctx, struct cpu_ent *e)
 		return;
 	snprintf(rel, sizeof(rel), "%" PRIu32 "/statm", e->pid);
 	path_join(full, sizeof(full), ctx->cfg->proc_root, rel);
-	fd = open(full, O_RDONLY | O_CLOEXEC);
+	fd = file_open(full);
 	if (fd < 0)
 		return;
 	if (clock_getcpuclockid((pid_t)e->pid, &e->clk) != 0 || (cpu = clock_seconds(e->clk)) < 0) {

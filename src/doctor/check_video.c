@@ -82,7 +82,7 @@ map_file(const char *path, struct map *m)
 	struct stat st;
 	void *p;
 	/* never blocks: a FIFO put there since it was looked at is refused below */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd = file_open(path);
 
 	m->p = NULL;
 	m->len = 0;

@@ -19,6 +19,7 @@
 
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/fileio.h"
 #include "core/strbuf.h"
 
 extern char **environ;
@@ -125,7 +126,7 @@ dr_klog_read(const struct gs_config *cfg, struct strbuf *out, size_t max, char *
 
 	ctx.cfg = cfg;
 	dr_path(&ctx, path, sizeof(path), "/dev/kmsg");
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	fd = file_open(path);
 	if (fd < 0) {
 		if (errno == EPERM || errno == EACCES)
 			snprintf(

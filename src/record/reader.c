@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/err.h"
+#include "core/fileio.h"
 #include "core/gpu.h"
 #include "core/strbuf.h"
 #include "core/xalloc.h"
@@ -163,7 +164,7 @@ add_file(struct rec_reader *r, const char *path, struct err *err)
 	int rc = 0, e;
 
 	/* O_NONBLOCK: a FIFO in a recording's place must not wait for a writer */
-	f.fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	f.fd = file_open(path);
 	if (f.fd < 0) {
 		e = errno;
 		if (e == ENOENT) {
