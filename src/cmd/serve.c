@@ -5,7 +5,8 @@
  * interval, runs doctor's checks every doctor interval, and prepares every
  * response body from the sample; libmicrohttpd's thread answers requests
  * from the bodies prepared last (serve/http.c), so a scrape never waits for
- * a GPU; the main thread waits for a signal to stop.
+ * a GPU, with helpers of its own there (bcrypt's checkers, the watchdog of
+ * slow clients); the main thread waits for a signal to stop.
  */
 #include "cmd/cmd.h"
 
@@ -286,31 +287,66 @@ drop_privileges(const char *name)
 	return 0;
 }
 
-/* --hash-password: a bcrypt hash of the password on standard input, for basic_auth_users. */
+/*
+ * --hash-password: a bcrypt hash of the password on standard input (its
+ * first line), for basic_auth_users. What bcrypt cannot tell apart is
+ * refused rather than cut: more than 72 bytes, a NUL byte.
+ */
 static int
 hash_password(void)
 {
-	char pw[256], hash[128];
-	size_t n;
+	char buf[1024], hash[128];
+	size_t n = 0, len;
+	char *nl;
+	int rc;
 
 	if (isatty(STDIN_FILENO))
 		fprintf(stderr, "password: ");
-	if (!fgets(pw, sizeof(pw), stdin)) {
+	/* the first line only; a terminal's line comes alone, a pipe's with the rest */
+	while (n < sizeof(buf) - 1) {
+		int ch = getchar();
+
+		if (ch == EOF)
+			break;
+		buf[n++] = (char)ch;
+		if (ch == '\n')
+			break;
+	}
+	buf[n] = '\0';
+	if (!n) {
 		cmd_error("--hash-password reads the password from standard input; none came");
 		return EXIT_USAGE;
 	}
-	n = strcspn(pw, "\r\n");
-	pw[n] = '\0';
-	if (!n) {
+	nl = memchr(buf, '\n', n);
+	len = nl ? (size_t)(nl - buf) : n;
+	if (len && buf[len - 1] == '\r')
+		len--;
+	if (memchr(buf, '\0', len)) {
+		explicit_bzero(buf, sizeof(buf));
+		cmd_error("--hash-password: the password holds a NUL byte, which no login can send "
+		          "whole; choose one without");
+		return EXIT_USAGE;
+	}
+	buf[len] = '\0';
+	if (!len) {
 		cmd_error("--hash-password: the password is empty");
 		return EXIT_USAGE;
 	}
-	if (web_password_hash(pw, hash, sizeof(hash)) < 0) {
+	if (len > WEB_PASSWORD_MAX) {
+		explicit_bzero(buf, sizeof(buf));
+		cmd_error("--hash-password: the password is %s%zu bytes long; bcrypt reads the "
+		          "first %d only, so choose one of %d bytes or fewer",
+		          n == sizeof(buf) - 1 && !nl ? "over " : "", len, WEB_PASSWORD_MAX,
+		          WEB_PASSWORD_MAX);
+		return EXIT_USAGE;
+	}
+	rc = web_password_hash(buf, hash, sizeof(hash));
+	explicit_bzero(buf, sizeof(buf));
+	if (rc < 0) {
 		cmd_error(
 		        "--hash-password: this C library cannot make bcrypt hashes (libxcrypt can)");
 		return EXIT_RUNTIME;
 	}
-	memset(pw, 0, sizeof(pw));
 	printf("%s\n", hash);
 	return EXIT_OK;
 }
@@ -346,7 +382,9 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 	struct serve *sv;
 	struct web_config web;
 	bool have_web = false;
-	struct http_opts ho = { SERVE_DEFAULT_LISTEN, 64, 10, NULL, NULL, 0 };
+	struct http_opts ho = { .listen = SERVE_DEFAULT_LISTEN,
+		                .max_connections = 64,
+		                .timeout = 10 };
 	struct http_server *http = NULL;
 	const char *ids = NULL, *user = NULL, *web_path = NULL;
 	double interval = 1, doctor_interval = 30;

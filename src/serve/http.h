@@ -8,7 +8,10 @@
  * Paths: /metrics (the text format, or OpenMetrics when Accept asks for
  * it), /api/v1/status, /api/v1/findings, /healthz, / (the web page).
  * Only GET and HEAD are served. Connections are bounded in number, in
- * memory and in time, so a slow or hostile client cannot starve others.
+ * memory and in time (a request has a deadline to arrive; at the limit the
+ * connection that has waited longest for its request goes), and bcrypt
+ * runs on threads of its own with failed logins limited per address, so a
+ * slow or hostile client cannot starve others.
  */
 #ifndef GPUSCOPE_SERVE_HTTP_H
 #define GPUSCOPE_SERVE_HTTP_H
@@ -52,7 +55,12 @@ void serve_state_set(struct serve_state *st, enum serve_body i, struct http_body
 struct http_opts {
 	const char *listen; /* "HOST:PORT", "[V6]:PORT", ":PORT" */
 	unsigned max_connections;
-	unsigned timeout;       /* seconds a connection may stay idle */
+	/*
+	 * seconds a connection may stay idle, and that a request may take to
+	 * arrive whole (from the accept, or from the last response on the
+	 * connection), however slowly it trickles
+	 */
+	unsigned timeout;
 	struct web_config *web; /* TLS and basic auth, or NULL */
 	const char *page;       /* the web page's HTML */
 	size_t page_len;

@@ -8,6 +8,8 @@
 
 #include <crypt.h>
 #include <ctype.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +21,6 @@
 #include "core/strbuf.h"
 #include "core/xalloc.h"
 
-#define WEB_FILE_MAX  (1 << 20)
 #define AUTH_CACHE    8
 #define AUTH_CACHE_S  300 /* seconds a credential that passed is remembered */
 #define AUTH_USER_MAX 128
@@ -31,12 +32,15 @@ struct auth_entry {
 };
 
 struct web_auth_cache {
+	pthread_mutex_t mu; /* the request thread looks entries up, the checking threads add them */
 	char setting[64]; /* "$5$rounds=1000$<salt>$": the digest of a password under this process's
 	                     salt */
-	struct crypt_data cd;
+	struct crypt_data cd; /* for the digests, under mu */
 	struct auth_entry e[AUTH_CACHE];
 	unsigned next;
 };
+
+static struct web_auth_cache *cache_new(void);
 
 static char *
 trim(char *s)
@@ -106,11 +110,24 @@ cut_comment(char *s)
 	}
 }
 
+/* The cost of bcrypt hash h ("$2y$10$...": 10), or 0 when h is not one. */
+static unsigned
+bcrypt_cost(const char *h)
+{
+	unsigned cost;
+
+	if (strlen(h) != 60 ||
+	    (strncmp(h, "$2a$", 4) && strncmp(h, "$2b$", 4) && strncmp(h, "$2y$", 4)) ||
+	    !isdigit((unsigned char)h[4]) || !isdigit((unsigned char)h[5]) || h[6] != '$')
+		return 0;
+	cost = (unsigned)(h[4] - '0') * 10 + (unsigned)(h[5] - '0');
+	return cost >= 4 && cost <= 31 ? cost : 0;
+}
+
 static bool
 bcrypt_hash(const char *h)
 {
-	return strlen(h) == 60 &&
-	       (!strncmp(h, "$2a$", 4) || !strncmp(h, "$2b$", 4) || !strncmp(h, "$2y$", 4));
+	return bcrypt_cost(h) > 0;
 }
 
 static int
@@ -260,9 +277,21 @@ web_config_parse(struct web_config *wc, const char *text, const char *path, stru
 	if (!rc && (!wc->cert_file) != (!wc->key_file))
 		rc = err_set(err, E_PARSE,
 		             "%s: tls_server_config needs both cert_file and key_file", path);
-	if (rc)
+	if (rc) {
 		web_config_release(wc);
-	return rc;
+		return rc;
+	}
+	if (wc->nr_user) {
+		unsigned cost = 4;
+
+		/* an unknown user is checked at the highest cost, as long as the slowest user */
+		for (size_t i = 0; i < wc->nr_user; i++)
+			if (bcrypt_cost(wc->user[i].hash) > cost)
+				cost = bcrypt_cost(wc->user[i].hash);
+		snprintf(wc->dummy, sizeof(wc->dummy), "$2b$%02u$abcdefghijklmnopqrstuu", cost);
+		wc->cache = cache_new();
+	}
+	return 0;
 }
 
 /* A path of the file, relative to the directory of the configuration file as exporters do. */
@@ -277,7 +306,17 @@ read_pem(const char *conf, const char *file, char **out, struct err *err)
 		strbuf_addf(&p, "%.*s/%s", (int)(slash - conf), conf, file);
 	else
 		strbuf_addstr(&p, file);
-	rc = file_read_regular(p.buf, &sb, WEB_FILE_MAX);
+	rc = file_read_regular(p.buf, &sb, WEB_FILE_MAX + 1);
+	if (rc == 0 && (sb.len > WEB_FILE_MAX || strlen(sb.buf ? sb.buf : "") != sb.len)) {
+		err_set(err, E_PARSE,
+		        "%s: %s %s, so it cannot be read whole: give a PEM file (a certificate or "
+		        "key is a few KiB)",
+		        conf, p.buf,
+		        sb.len > WEB_FILE_MAX ? "is larger than 1 MiB" : "holds a NUL byte");
+		strbuf_release(&sb);
+		strbuf_release(&p);
+		return E_PARSE;
+	}
 	if (rc < 0 || !strstr(sb.buf ? sb.buf : "", "-----BEGIN ")) {
 		err_set(err, rc < 0 ? E_IO : E_PARSE, "%s: %s %s", conf, p.buf,
 		        rc < 0 ? "cannot be read" : "is not a PEM file");
@@ -297,12 +336,22 @@ web_config_load(struct web_config *wc, const char *path, struct err *err)
 	int rc;
 
 	memset(wc, 0, sizeof(*wc));
-	if (file_read_regular(path, &sb, WEB_FILE_MAX) < 0) {
+	if (file_read_regular(path, &sb, WEB_FILE_MAX + 1) < 0) {
 		strbuf_release(&sb);
 		return err_set(err, E_IO,
 		               "--web-config %s cannot be read: check the path and its "
 		               "permissions",
 		               path);
+	}
+	/* a part of it would be a different configuration: users past a cut, auth off */
+	if (sb.len > WEB_FILE_MAX || strlen(sb.buf ? sb.buf : "") != sb.len) {
+		bool big = sb.len > WEB_FILE_MAX;
+
+		strbuf_release(&sb);
+		return err_set(err, E_PARSE,
+		               "--web-config %s %s, so it cannot be read whole: a web config is a "
+		               "few lines of text; check the path",
+		               path, big ? "is larger than 1 MiB" : "holds a NUL byte");
 	}
 	rc = web_config_parse(wc, sb.buf ? sb.buf : "", path, err);
 	strbuf_release(&sb);
@@ -346,6 +395,7 @@ cache_new(void)
 		salt[i] = abc[rnd[i] % 64];
 	salt[16] = '\0';
 	snprintf(c->setting, sizeof(c->setting), "$5$rounds=1000$%s$", salt);
+	pthread_mutex_init(&c->mu, NULL);
 	return c;
 }
 
@@ -355,55 +405,134 @@ expired(const struct timespec *t, const struct timespec *now)
 	return now->tv_sec > t->tv_sec || (now->tv_sec == t->tv_sec && now->tv_nsec >= t->tv_nsec);
 }
 
+/* The digest of password under the cache's salt into out (under c->mu); false if none. */
+static bool
+cache_digest(struct web_auth_cache *c, const char *password, char *out, size_t size)
+{
+	const char *d = crypt_r(password, c->setting, &c->cd);
+
+	if (!d || d[0] == '*')
+		return false;
+	snprintf(out, size, "%s", d);
+	return true;
+}
+
+/*
+ * Whether user and password passed lately. The digest is made whenever the
+ * cache holds a live entry, whoever the user: what it costs does not tell
+ * which users have one.
+ */
+static bool
+cache_hit(struct web_auth_cache *c, const char *user, const char *password)
+{
+	struct timespec now;
+	char mine[128];
+	bool live = false, hit = false;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pthread_mutex_lock(&c->mu);
+	for (unsigned i = 0; i < AUTH_CACHE; i++)
+		if (c->e[i].user[0] && !expired(&c->e[i].expires, &now))
+			live = true;
+	if (live && cache_digest(c, password, mine, sizeof(mine)))
+		for (unsigned i = 0; i < AUTH_CACHE; i++)
+			if (c->e[i].user[0] && !strcmp(c->e[i].user, user) &&
+			    !expired(&c->e[i].expires, &now) && same(c->e[i].digest, mine))
+				hit = true;
+	pthread_mutex_unlock(&c->mu);
+	explicit_bzero(mine, sizeof(mine));
+	return hit;
+}
+
+static void
+cache_add(struct web_auth_cache *c, const char *user, const char *password)
+{
+	struct timespec now;
+	struct auth_entry *e;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pthread_mutex_lock(&c->mu);
+	e = &c->e[c->next];
+	if (cache_digest(c, password, e->digest, sizeof(e->digest))) {
+		snprintf(e->user, sizeof(e->user), "%s", user);
+		e->expires = now;
+		e->expires.tv_sec += AUTH_CACHE_S;
+		c->next = (c->next + 1) % AUTH_CACHE;
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+enum web_auth
+web_config_check_fast(struct web_config *wc, const char *user, size_t user_len,
+                      const char *password, size_t password_len)
+{
+	if (!wc->nr_user)
+		return WEB_AUTH_PASS;
+	/* a NUL inside either would make them mean something else as C strings */
+	if (!user || !password || strlen(user) != user_len || strlen(password) != password_len)
+		return WEB_AUTH_FAIL;
+	if (user_len >= AUTH_USER_MAX)
+		return WEB_AUTH_FAIL; /* longer than any name basic_auth_users takes */
+	if (password_len > WEB_PASSWORD_MAX)
+		return WEB_AUTH_FAIL; /* bcrypt would match its first 72 bytes: never a prefix */
+	return cache_hit(wc->cache, user, password) ? WEB_AUTH_PASS : WEB_AUTH_SLOW;
+}
+
 bool
-web_config_check(struct web_config *wc, const char *user, const char *password)
+web_config_check_slow(struct web_config *wc, const char *user, const char *password)
 {
 	const struct web_user *u = NULL;
-	struct web_auth_cache *c;
-	struct timespec now;
-	const char *h, *digest;
-	char mine[128];
+	struct crypt_data *cd;
+	const char *h;
+	bool pass;
 
 	if (!wc->nr_user)
 		return true;
 	for (size_t i = 0; i < wc->nr_user; i++)
 		if (!strcmp(wc->user[i].name, user))
 			u = &wc->user[i];
-	if (!wc->cache)
-		wc->cache = cache_new();
-	c = wc->cache;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	digest = crypt_r(password, c->setting, &c->cd);
-	if (!digest || digest[0] == '*')
-		return false;
-	snprintf(mine, sizeof(mine), "%s", digest);
-	for (unsigned i = 0; u && i < AUTH_CACHE; i++)
-		if (c->e[i].user[0] && !strcmp(c->e[i].user, user) &&
-		    !expired(&c->e[i].expires, &now) && same(c->e[i].digest, mine))
-			return true;
-	/* the slow check; an unknown user costs the same, so that timing does not tell users apart
+	/* an unknown user costs the same as the slowest known one: timing does not tell them apart
 	 */
-	h = crypt_r(password, u ? u->hash : "$2b$10$abcdefghijklmnopqrstuu", &c->cd);
-	if (!u || !h || h[0] == '*' || !same(h, u->hash))
+	cd = xcalloc(1, sizeof(*cd));
+	h = crypt_r(password, u ? u->hash : wc->dummy, cd);
+	pass = u && h && h[0] != '*' && same(h, u->hash);
+	explicit_bzero(cd, sizeof(*cd));
+	free(cd);
+	if (pass)
+		cache_add(wc->cache, user, password);
+	return pass;
+}
+
+bool
+web_config_check(struct web_config *wc, const char *user, const char *password)
+{
+	switch (web_config_check_fast(wc, user, user ? strlen(user) : 0, password,
+	                              password ? strlen(password) : 0)) {
+	case WEB_AUTH_PASS:
+		return true;
+	case WEB_AUTH_FAIL:
 		return false;
-	snprintf(c->e[c->next].user, sizeof(c->e[c->next].user), "%s", user);
-	snprintf(c->e[c->next].digest, sizeof(c->e[c->next].digest), "%s", mine);
-	c->e[c->next].expires = now;
-	c->e[c->next].expires.tv_sec += AUTH_CACHE_S;
-	c->next = (c->next + 1) % AUTH_CACHE;
-	return true;
+	case WEB_AUTH_SLOW:
+		break;
+	}
+	return web_config_check_slow(wc, user, password);
 }
 
 bool
 web_config_check_basic(struct web_config *wc, const char *user, size_t user_len,
                        const char *password, size_t password_len)
 {
-	/* a NUL inside either would make them mean something else as C strings */
-	if (!user || !password || strlen(user) != user_len || strlen(password) != password_len)
+	if (!user || !password)
 		return false;
-	if (user_len >= AUTH_USER_MAX)
-		return false; /* longer than any name basic_auth_users takes */
-	return web_config_check(wc, user, password);
+	switch (web_config_check_fast(wc, user, user_len, password, password_len)) {
+	case WEB_AUTH_PASS:
+		return true;
+	case WEB_AUTH_FAIL:
+		return false;
+	case WEB_AUTH_SLOW:
+		break;
+	}
+	return web_config_check_slow(wc, user, password);
 }
 
 int
@@ -414,6 +543,8 @@ web_password_hash(const char *password, char *out, size_t size)
 	const char *h;
 	int rc = -1;
 
+	if (strlen(password) > WEB_PASSWORD_MAX)
+		return -2;
 	/* "$2b$" is what libxcrypt makes; "$2y$" is the same algorithm, as htpasswd spells it */
 	if (!crypt_gensalt_rn("$2b$", 10, NULL, 0, setting, sizeof(setting)))
 		return -1;
@@ -423,8 +554,124 @@ web_password_hash(const char *password, char *out, size_t size)
 		snprintf(out, size, "$2y$%s", h + 4);
 		rc = 0;
 	}
+	explicit_bzero(cd, sizeof(*cd));
 	free(cd);
 	return rc;
+}
+
+/* --- failed logins per address ------------------------------------------------------------ */
+
+struct limit_entry {
+	unsigned char key[16];
+	size_t len;        /* 0: a free slot */
+	unsigned inflight; /* checks under way */
+	double score;      /* failures, less one every WEB_FAIL_EVERY_S since at */
+	double at;
+};
+
+struct web_limiter {
+	pthread_mutex_t mu;
+	struct limit_entry e[WEB_FAIL_ADDRS];
+};
+
+struct web_limiter *
+web_limiter_new(void)
+{
+	struct web_limiter *l = xcalloc(1, sizeof(*l));
+
+	pthread_mutex_init(&l->mu, NULL);
+	return l;
+}
+
+void
+web_limiter_free(struct web_limiter *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_destroy(&l->mu);
+	free(l);
+}
+
+static double
+decayed(const struct limit_entry *e, double now)
+{
+	double s = e->score - (now - e->at) / WEB_FAIL_EVERY_S;
+
+	return s > 0 ? s : 0;
+}
+
+/* The entry of key; when there is none and make: a new one, in place of the least failed. */
+static struct limit_entry *
+limit_find(struct web_limiter *l, const void *key, size_t len, double now, bool make)
+{
+	struct limit_entry *best = NULL;
+	double best_score = 0;
+
+	if (len > sizeof(l->e[0].key))
+		len = sizeof(l->e[0].key);
+	for (size_t i = 0; i < WEB_FAIL_ADDRS; i++) {
+		struct limit_entry *e = &l->e[i];
+		double sc;
+
+		if (e->len == len && !memcmp(e->key, key, len))
+			return e;
+		if (!make || e->inflight)
+			continue;
+		sc = e->len ? decayed(e, now) + 1 : 0; /* a free slot first */
+		if (!best || sc < best_score) {
+			best = e;
+			best_score = sc;
+		}
+	}
+	if (!best)
+		return NULL;
+	memset(best, 0, sizeof(*best));
+	memcpy(best->key, key, len);
+	best->len = len;
+	best->at = now;
+	return best;
+}
+
+unsigned
+web_limiter_begin(struct web_limiter *l, const void *key, size_t key_len, double now)
+{
+	struct limit_entry *e;
+	unsigned wait = 0;
+
+	pthread_mutex_lock(&l->mu);
+	e = limit_find(l, key, key_len, now, true);
+	if (e) {
+		double s = decayed(e, now), over;
+
+		e->score = s;
+		e->at = now;
+		over = s + e->inflight - (WEB_FAIL_BURST - 1);
+		if (over > 0) {
+			double w = ceil(over * WEB_FAIL_EVERY_S);
+
+			wait = w < 1 ? 1 : (unsigned)w;
+		} else {
+			e->inflight++;
+		}
+	}
+	pthread_mutex_unlock(&l->mu);
+	return wait;
+}
+
+void
+web_limiter_end(struct web_limiter *l, const void *key, size_t key_len, bool failed, double now)
+{
+	struct limit_entry *e;
+
+	pthread_mutex_lock(&l->mu);
+	e = limit_find(l, key, key_len, now, false);
+	if (e) {
+		if (e->inflight)
+			e->inflight--;
+		e->score = decayed(e, now) + (failed ? 1 : 0);
+		e->at = now;
+	}
+	pthread_mutex_unlock(&l->mu);
 }
 
 void
@@ -439,6 +686,10 @@ web_config_release(struct web_config *wc)
 		free(wc->user[i].hash);
 	}
 	free(wc->user);
-	free(wc->cache);
+	if (wc->cache) {
+		pthread_mutex_destroy(&wc->cache->mu);
+		explicit_bzero(wc->cache, sizeof(*wc->cache));
+		free(wc->cache);
+	}
 	memset(wc, 0, sizeof(*wc));
 }

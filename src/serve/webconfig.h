@@ -22,6 +22,11 @@
 
 struct err;
 
+/* bcrypt reads the first 72 bytes of a password: a longer one is refused, never cut */
+#define WEB_PASSWORD_MAX 72
+/* the largest web configuration file (and certificate or key) read; a larger one is an error */
+#define WEB_FILE_MAX (1 << 20)
+
 struct web_user {
 	char *name; /* owned */
 	char *hash; /* owned; bcrypt ($2a$, $2b$, $2y$) */
@@ -33,6 +38,12 @@ struct web_config {
 	const char *tls_priorities; /* GnuTLS priority string, or NULL for the library's default */
 	struct web_user *user;
 	size_t nr_user;
+	/*
+	 * the bcrypt setting an unknown user's password is checked against: the
+	 * highest cost among the users, so that an unknown name costs as long as
+	 * the slowest known one
+	 */
+	char dummy[40];
 	/* credentials that passed recently: user and a salted digest of the password */
 	struct web_auth_cache *cache;
 };
@@ -49,11 +60,36 @@ int web_config_load(struct web_config *wc, const char *path, struct err *err);
 
 /*
  * Whether user and password match an entry of basic_auth_users (always
- * true when there is none). Checking a bcrypt hash is slow by design, so
- * credentials that passed are remembered, as a salted digest, for a while.
- * Safe to call from one thread at a time.
+ * true when there is none): web_config_check_fast(), then
+ * web_config_check_slow() when it says so. Checking a bcrypt hash is slow
+ * by design, so credentials that passed are remembered, as a salted
+ * digest, for a while. Safe to call from several threads at once.
  */
 bool web_config_check(struct web_config *wc, const char *user, const char *password);
+
+enum web_auth {
+	WEB_AUTH_PASS, /* no users, or credentials that passed lately (the cache) */
+	WEB_AUTH_FAIL, /* refused without bcrypt: missing, a NUL inside, too long */
+	WEB_AUTH_SLOW, /* bcrypt must tell: web_config_check_slow() */
+};
+
+/*
+ * The quick part of a check, for the request thread: the credentials'
+ * shape and the cache of those that passed (one SHA-crypt of 1000 rounds
+ * when the cache holds any, under a millisecond). password_len over
+ * WEB_PASSWORD_MAX is WEB_AUTH_FAIL: bcrypt would compare its first 72
+ * bytes only.
+ */
+enum web_auth web_config_check_fast(struct web_config *wc, const char *user, size_t user_len,
+                                    const char *password, size_t password_len);
+
+/*
+ * The slow part: bcrypt against the user's hash, or against wc->dummy for
+ * an unknown user (in the same time as the slowest user). A pass is
+ * remembered in the cache. Call it after web_config_check_fast() said
+ * WEB_AUTH_SLOW, from any thread.
+ */
+bool web_config_check_slow(struct web_config *wc, const char *user, const char *password);
 
 /* Whether basic auth is on. */
 static inline bool
@@ -73,10 +109,39 @@ bool web_config_check_basic(struct web_config *wc, const char *user, size_t user
 
 /*
  * A bcrypt hash ("$2y$10$...") of password, for basic_auth_users (what
- * `gpuscope serve --hash-password` prints). Returns 0, or -1 when the C
- * library cannot make one.
+ * `gpuscope serve --hash-password` prints). Returns 0; -2 when password is
+ * longer than WEB_PASSWORD_MAX bytes (bcrypt would ignore the rest, so it
+ * could never be told from its first 72 bytes); -1 when the C library
+ * cannot make one or out is too small.
  */
 int web_password_hash(const char *password, char *out, size_t size);
+
+/*
+ * Failed logins per client address, for the HTTP side: each address may
+ * fail WEB_FAIL_BURST times at once, then once more every WEB_FAIL_EVERY_S
+ * seconds (a leaky bucket); checks under way count as failures until they
+ * end. Addresses are opaque keys of up to 16 bytes; time is the caller's
+ * (seconds on a monotonic clock). Thread-safe.
+ */
+#define WEB_FAIL_BURST   10
+#define WEB_FAIL_EVERY_S 6.0
+#define WEB_FAIL_ADDRS   256 /* addresses remembered; the one with the fewest failures goes */
+
+struct web_limiter;
+
+struct web_limiter *web_limiter_new(void);
+void web_limiter_free(struct web_limiter *l);
+
+/*
+ * Before a bcrypt check for the address key: returns 0 and counts the
+ * check as under way, or the seconds (1 or more) until the address may try
+ * again, counting nothing.
+ */
+unsigned web_limiter_begin(struct web_limiter *l, const void *key, size_t key_len, double now);
+
+/* After it: the check under way ends; failed adds a failure to the address. */
+void web_limiter_end(struct web_limiter *l, const void *key, size_t key_len, bool failed,
+                     double now);
 
 void web_config_release(struct web_config *wc);
 

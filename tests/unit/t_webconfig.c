@@ -485,6 +485,117 @@ test_check_basic(void)
 	}
 }
 
+/* The quick and the slow half of a check, as serve's request thread and checkers use them. */
+static void
+test_fast_slow(void)
+{
+	struct web_config wc;
+	char hash[128], text[512], p73[80];
+
+	if (web_password_hash("s3cret", hash, sizeof(hash)) < 0) {
+		skip("no bcrypt in the C library");
+		return;
+	}
+	snprintf(text, sizeof(text), "basic_auth_users:\n  alice: %s\n  bob: " HASH "\n", hash);
+	if (!accepts(&wc, text, "users for the two halves"))
+		return;
+	is_str(wc.dummy, "$2b$10$abcdefghijklmnopqrstuu", "  an unknown user's setting: cost 10");
+	is_int(web_config_check_fast(&wc, "alice", 5, "s3cret", 6), WEB_AUTH_SLOW,
+	       "fast: not cached yet, bcrypt must tell");
+	is_int(web_config_check_fast(&wc, "alice", 5, NULL, 0), WEB_AUTH_FAIL,
+	       "fast: no password fails at once");
+	is_int(web_config_check_fast(&wc, "alice", 5, "s3\0ret", 6), WEB_AUTH_FAIL,
+	       "fast: a NUL fails at once");
+	memset(p73, 'x', 73);
+	p73[73] = '\0';
+	is_int(web_config_check_fast(&wc, "alice", 5, p73, 73), WEB_AUTH_FAIL,
+	       "fast: 73 bytes fail at once");
+	ok(!web_config_check_slow(&wc, "nobody", "s3cret"), "slow: an unknown user fails");
+	ok(!web_config_check_slow(&wc, "alice", "wrong"), "slow: a wrong password fails");
+	is_int(web_config_check_fast(&wc, "alice", 5, "wrong", 5), WEB_AUTH_SLOW,
+	       "  and is not cached");
+	ok(web_config_check_slow(&wc, "alice", "s3cret"), "slow: the right password passes");
+	is_int(web_config_check_fast(&wc, "alice", 5, "s3cret", 6), WEB_AUTH_PASS,
+	       "fast: then it is cached");
+	is_int(web_config_check_fast(&wc, "bob", 3, "s3cret", 6), WEB_AUTH_SLOW,
+	       "fast: alice's password is not cached for bob");
+	web_config_release(&wc);
+
+	/* the unknown user's cost follows the highest */
+	if (accepts(&wc,
+	            "basic_auth_users:\n"
+	            "  a: $2y$04$abcdefghijklmnopqrstuOabcdefghijklmnopqrstuvwxyz01234\n"
+	            "  b: $2b$13$abcdefghijklmnopqrstuOabcdefghijklmnopqrstuvwxyz01234\n"
+	            "  c: $2a$07$abcdefghijklmnopqrstuOabcdefghijklmnopqrstuvwxyz01234\n",
+	            "users at costs 4, 13 and 7")) {
+		is_str(wc.dummy, "$2b$13$abcdefghijklmnopqrstuu", "  an unknown user: cost 13");
+		web_config_release(&wc);
+	}
+	refuses("basic_auth_users:\n  a: $2y$03$abcdefghijklmnopqrstuOabcdefghijklmnopqrstuvwxyz01234\n",
+	        "a bcrypt cost under 4", "web.yml line 2", "bcrypt");
+	refuses("basic_auth_users:\n  a: $2y$1x$abcdefghijklmnopqrstuOabcdefghijklmnopqrstuvwxyz01234\n",
+	        "a bcrypt cost that is not a number", "web.yml line 2", "bcrypt");
+}
+
+/* Failed logins per address: a burst, then one more every WEB_FAIL_EVERY_S. */
+static void
+test_limiter(void)
+{
+	struct web_limiter *l = web_limiter_new();
+	unsigned char a[4] = { 10, 0, 0, 1 }, b[4] = { 10, 0, 0, 2 }, other[16];
+	double t = 1000;
+	unsigned wait, i;
+
+	for (i = 0; i < WEB_FAIL_BURST; i++) {
+		if (web_limiter_begin(l, a, 4, t))
+			break;
+		web_limiter_end(l, a, 4, true, t);
+	}
+	is_int(i, WEB_FAIL_BURST, "limiter: %d failures in a row are checked", WEB_FAIL_BURST);
+	wait = web_limiter_begin(l, a, 4, t);
+	ok(wait >= 1 && wait <= (unsigned)WEB_FAIL_EVERY_S,
+	   "  the next one is refused, for %u s (1 to %g)", wait, WEB_FAIL_EVERY_S);
+	is_int(web_limiter_begin(l, b, 4, t), 0, "  another address is not");
+	web_limiter_end(l, b, 4, false, t);
+	ok(web_limiter_begin(l, a, 4, t + WEB_FAIL_EVERY_S - 0.5) > 0, "  nor %g s later",
+	   WEB_FAIL_EVERY_S - 0.5);
+	is_int(web_limiter_begin(l, a, 4, t + WEB_FAIL_EVERY_S + 0.01), 0, "  one more after %g s",
+	       WEB_FAIL_EVERY_S);
+	web_limiter_end(l, a, 4, true, t + WEB_FAIL_EVERY_S + 0.01);
+	ok(web_limiter_begin(l, a, 4, t + WEB_FAIL_EVERY_S + 0.02) > 0, "  and only one");
+	is_int(web_limiter_begin(l, a, 4, t + 100 * WEB_FAIL_EVERY_S), 0,
+	       "  all forgotten in time");
+	web_limiter_end(l, a, 4, false, t + 100 * WEB_FAIL_EVERY_S);
+
+	/* checks under way count: a burst of them at once, then refused until they end */
+	t += 1000;
+	for (i = 0; i < WEB_FAIL_BURST + 5; i++)
+		if (web_limiter_begin(l, b, 4, t))
+			break;
+	is_int(i, WEB_FAIL_BURST, "limiter: %d checks under way at once, no more", WEB_FAIL_BURST);
+	for (unsigned k = 0; k < i; k++)
+		web_limiter_end(l, b, 4, false, t);
+	is_int(web_limiter_begin(l, b, 4, t), 0, "  once they passed, the address may go on");
+	web_limiter_end(l, b, 4, false, t);
+
+	/* more addresses than it remembers: the least failed are forgotten, a's failures kept */
+	t += 1000;
+	for (i = 0; i < WEB_FAIL_BURST; i++) {
+		web_limiter_begin(l, a, 4, t);
+		web_limiter_end(l, a, 4, true, t);
+	}
+	memset(other, 0, sizeof(other));
+	for (i = 0; i < 2 * WEB_FAIL_ADDRS; i++) {
+		memcpy(other, &i, sizeof(i));
+		if (web_limiter_begin(l, other, 16, t) == 0)
+			web_limiter_end(l, other, 16, false, t);
+	}
+	ok(web_limiter_begin(l, a, 4, t) > 0,
+	   "limiter: %d other addresses later, the failing one is still refused",
+	   2 * WEB_FAIL_ADDRS);
+	web_limiter_free(l);
+}
+
 /* Remove what test_load made (the tree is small and known). */
 static void
 cleanup(void)
@@ -516,6 +627,8 @@ main(void)
 	test_load();
 	test_auth();
 	test_check_basic();
+	test_fast_slow();
+	test_limiter();
 	cleanup();
 	return done_testing();
 }
