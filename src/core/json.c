@@ -120,22 +120,29 @@ json_num(struct strbuf *sb, double v, int decimals)
 	}
 	if (decimals <= 0 || decimals >= 20)
 		decimals = 3;
-	if (decimals <= 6 && fabs(v) < 1e6) {
+	if (decimals <= 6 && fabs(v) < 9e15) {
 		/*
 		 * Most of the rest (percentages, seconds, watts) without printf
 		 * either: v scaled to an integer and rounded, as printf rounds, when
 		 * the scaled value is clear of a tie (error of the product < 1e-9;
 		 * printf rounds the exact binary value, so a near-tie goes to it).
+		 * From 1e6 on (times since the epoch) only the fraction is scaled:
+		 * the whole part and the fraction are exact apart, and the
+		 * fraction's product stays below 1e6, its error below 1e-9.
 		 */
 		static const double scale[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
 		static const unsigned long long div[] = {
 			1, 10, 100, 1000, 10000, 100000, 1000000
 		};
-		double r = fabs(v) * scale[decimals], fl = floor(r);
+		double a = fabs(v), whole = a < 1e6 ? 0 : floor(a);
+		double r = (a - whole) * scale[decimals], fl = floor(r);
 
 		if (fabs(r - fl - 0.5) > 1e-6) {
 			unsigned long long u = (unsigned long long)(r - fl < 0.5 ? fl : fl + 1);
-			unsigned long long ip = u / div[decimals], fp = u % div[decimals];
+			/* a fraction rounded up to 1 carries into the whole part */
+			unsigned long long ip = u / div[decimals] + (unsigned long long)whole;
+			unsigned long long fp = u % div[decimals];
+			bool zero = !u && !whole;
 			char *q = buf + sizeof(buf);
 			int d = decimals;
 
@@ -154,7 +161,7 @@ json_num(struct strbuf *sb, double v, int decimals)
 				*--q = (char)('0' + ip % 10);
 				ip /= 10;
 			} while (ip);
-			if (v < 0 && u)
+			if (v < 0 && !zero)
 				*--q = '-';
 			strbuf_add(sb, q, (size_t)(buf + sizeof(buf) - q));
 			return;

@@ -578,7 +578,12 @@ match_path(const char *path, size_t len, struct cg_match *m)
 	enum cg_prev prev = PREV_OTHER;
 	bool kubepods = false;
 
-	memset(m, 0, sizeof(*m));
+	/* what the walk reads of *m (pod and id_pod are strings) */
+	m->runtime = NULL;
+	m->id = NULL;
+	m->id_len = 0;
+	m->pod[0] = '\0';
+	m->id_pod[0] = '\0';
 	while (p < end) {
 		const char *slash = memchr(p, '/', (size_t)(end - p));
 		const char *cend = slash ? slash : end;
@@ -590,31 +595,58 @@ match_path(const char *path, size_t len, struct cg_match *m)
 	return m->runtime && m->id_len;
 }
 
-bool
-procinfo_container(const char *cgroup_text, char *id, size_t id_size, const char **runtime,
-                   char *pod, size_t pod_size)
+/*
+ * One walk of a cgroup file for both of its uses. The container, into *m:
+ * the unified hierarchy names the cgroup the process really runs in, the v1
+ * lines are the fallback on legacy and hybrid systems (the first line that
+ * names one, of each). When shown is set, the cgroup path to show: the
+ * unified one, else the first non-empty one (shown->path NULL: none).
+ * Returns whether a container was found.
+ */
+static bool
+scan_cgroup(const char *text, struct cg_match *m, struct cg_line *shown)
+{
+	struct cg_match v1;
+	struct cg_line l;
+	bool v1_found = false, have_v2 = false;
+
+	if (shown)
+		shown->path = NULL;
+	for (const char *s = text; next_cg_line(&s, &l);) {
+		if (l.v2) {
+			if (shown && !have_v2)
+				*shown = l;
+			have_v2 = true;
+			/* a unified line before it was the first: nothing left to find */
+			if (match_path(l.path, l.len, m))
+				return true;
+		} else {
+			if (shown && !shown->path && l.len)
+				*shown = l;
+			if (!v1_found)
+				v1_found = match_path(l.path, l.len, &v1);
+		}
+	}
+	if (v1_found)
+		*m = v1;
+	return v1_found;
+}
+
+/* procinfo_container(), and the cgroup path to show into *shown when it is set */
+static bool
+container_and_path(const char *cgroup_text, char *id, size_t id_size, const char **runtime,
+                   char *pod, size_t pod_size, struct cg_line *shown)
 {
 	struct cg_match m;
-	struct cg_line l;
-	const char *s;
-	bool found = false;
 
 	if (id_size)
 		id[0] = '\0';
 	if (pod_size)
 		pod[0] = '\0';
 	*runtime = NULL;
-	if (!cgroup_text)
-		return false;
-	/*
-	 * The unified hierarchy names the cgroup the process really runs in;
-	 * the v1 lines are the fallback on legacy and hybrid systems.
-	 */
-	for (s = cgroup_text; !found && next_cg_line(&s, &l);)
-		found = l.v2 && match_path(l.path, l.len, &m);
-	for (s = cgroup_text; !found && next_cg_line(&s, &l);)
-		found = !l.v2 && match_path(l.path, l.len, &m);
-	if (!found)
+	if (shown)
+		shown->path = NULL;
+	if (!cgroup_text || !scan_cgroup(cgroup_text, &m, shown))
 		return false;
 	if (id_size) {
 		size_t n = m.id_len < CONTAINER_ID_LEN ? m.id_len : CONTAINER_ID_LEN;
@@ -627,26 +659,11 @@ procinfo_container(const char *cgroup_text, char *id, size_t id_size, const char
 	return true;
 }
 
-/* The cgroup path to show: the unified one, else the first non-empty one. */
-static bool
-cgroup_path(const char *text, const char **path, size_t *len)
+bool
+procinfo_container(const char *cgroup_text, char *id, size_t id_size, const char **runtime,
+                   char *pod, size_t pod_size)
 {
-	struct cg_line l;
-	const char *s;
-
-	*path = NULL;
-	for (s = text; next_cg_line(&s, &l);) {
-		if (l.v2) {
-			*path = l.path;
-			*len = l.len;
-			return true;
-		}
-		if (!*path && l.len) {
-			*path = l.path;
-			*len = l.len;
-		}
-	}
-	return *path != NULL;
+	return container_and_path(cgroup_text, id, id_size, runtime, pod, pod_size, NULL);
 }
 
 /* --- user names ------------------------------------------------------------ */
@@ -914,12 +931,35 @@ set_cpu_percent(struct procinfo_ctx *ctx, struct gpu_proc *p, double cpu, double
 
 /* --- one process ----------------------------------------------------------- */
 
+/*
+ * "<pid>/<name>" into buf, as snprintf("%u/%s") would write it, without
+ * printf: four of these per process per sample.
+ */
+static char *
+pid_path(char *buf, size_t size, uint32_t pid, const char *name)
+{
+	char digits[10]; /* UINT32_MAX has 10 */
+	size_t n = 0, at = 0;
+
+	do {
+		digits[n++] = (char)('0' + pid % 10);
+		pid /= 10;
+	} while (pid);
+	while (n && at + 1 < size)
+		buf[at++] = digits[--n];
+	if (at + 1 < size)
+		buf[at++] = '/';
+	if (size)
+		str_copy(buf + at, size - at, name);
+	return buf;
+}
+
 static int
 read_pid_file(struct procinfo_ctx *ctx, uint32_t pid, const char *name, size_t cap)
 {
 	char rel[64];
 
-	snprintf(rel, sizeof(rel), "%" PRIu32 "/%s", pid, name);
+	pid_path(rel, sizeof(rel), pid, name);
 	return file_read(ctx->cfg->proc_root, rel, &ctx->sb, cap, NULL);
 }
 
@@ -928,7 +968,7 @@ pid_exists(struct procinfo_ctx *ctx, uint32_t pid)
 {
 	char rel[64], full[4096];
 
-	snprintf(rel, sizeof(rel), "%" PRIu32 "/status", pid);
+	pid_path(rel, sizeof(rel), pid, "status");
 	path_join(full, sizeof(full), ctx->cfg->proc_root, rel);
 	return access(full, F_OK) == 0;
 }
@@ -946,7 +986,7 @@ holds_nvidia(struct procinfo_ctx *ctx, uint32_t pid)
 	int rc = 0, e;
 	DIR *d;
 
-	snprintf(rel, sizeof(rel), "%" PRIu32 "/fd", pid);
+	pid_path(rel, sizeof(rel), pid, "fd");
 	path_join(full, sizeof(full), ctx->cfg->proc_root, rel);
 	d = opendir(full);
 	if (!d) {
@@ -1062,17 +1102,17 @@ static bool
 apply_cgroup(struct procinfo_ctx *ctx, struct gpu_proc *p)
 {
 	char id[CONTAINER_ID_LEN + 1], pod[64];
-	const char *rt, *path;
-	size_t len;
+	const char *rt;
+	struct cg_line shown;
 
-	if (procinfo_container(ctx->sb.buf, id, sizeof(id), &rt, pod, sizeof(pod))) {
+	if (container_and_path(ctx->sb.buf, id, sizeof(id), &rt, pod, sizeof(pod), &shown)) {
 		replace_str(&p->container, xstrdup(id));
 		p->container_runtime = rt;
 		replace_str(&p->pod, pod[0] ? xstrdup(pod) : NULL);
 	}
-	if (!cgroup_path(ctx->sb.buf, &path, &len))
+	if (!shown.path)
 		return false;
-	replace_str(&p->cgroup, xstrndup(path, len));
+	replace_str(&p->cgroup, xstrndup(shown.path, shown.len));
 	return true;
 }
 
@@ -1090,7 +1130,7 @@ fill_rest(struct procinfo_ctx *ctx, struct gpu_proc *p, bool *partial)
 		char rel[64];
 		struct stat st;
 
-		snprintf(rel, sizeof(rel), "%" PRIu32 "/stat", p->pid);
+		pid_path(rel, sizeof(rel), p->pid, "stat");
 		rc = file_read_st(ctx->cfg->proc_root, rel, &ctx->sb, STAT_CAP, &st, NULL);
 		if (rc == 0) {
 			proc_set(p, PF_UID, (double)st.st_uid);
@@ -1130,7 +1170,7 @@ same_pid_ns(struct procinfo_ctx *ctx, uint32_t pid)
 
 	if (!ctx->self_ns[0])
 		return false;
-	snprintf(rel, sizeof(rel), "%" PRIu32 "/ns/pid", pid);
+	pid_path(rel, sizeof(rel), pid, "ns/pid");
 	path_join(full, sizeof(full), ctx->cfg->proc_root, rel);
 	n = readlink(full, ns, sizeof(ns) - 1);
 	if (n <= 0)
@@ -1257,7 +1297,7 @@ keep_live(struct procinfo_ctx *ctx, struct cpu_ent *e)
 
 	if (!ctx->procfs || e->statm_fd >= 0 || ctx->nr_fd >= ctx->fd_budget || e->gen != ctx->gen)
 		return;
-	snprintf(rel, sizeof(rel), "%" PRIu32 "/statm", e->pid);
+	pid_path(rel, sizeof(rel), e->pid, "statm");
 	path_join(full, sizeof(full), ctx->cfg->proc_root, rel);
 	fd = file_open(full);
 	if (fd < 0)
@@ -1562,7 +1602,7 @@ procinfo_read_stat(const char *proc_root, uint32_t pid, struct strbuf *scratch, 
 	struct stat_info st;
 	char rel[32];
 
-	snprintf(rel, sizeof(rel), "%" PRIu32 "/stat", pid);
+	pid_path(rel, sizeof(rel), pid, "stat");
 	if (file_read(proc_root, rel, scratch, STAT_CAP, NULL) < 0 ||
 	    !parse_stat(scratch->buf, scratch->len, &st) || st.ppid > UINT32_MAX)
 		return false;

@@ -76,6 +76,37 @@ cell_str(const char *c)
 	return c && !cell_unknown(c) ? c : "";
 }
 
+/*
+ * A plain decimal such as "989" or "3.35" with at most 15 digits: its
+ * digits as an integer and the power of ten to divide it by are both exact
+ * doubles, so one division rounds it as strtod() does. False for anything
+ * else, which goes to strtod().
+ */
+static bool
+plain_decimal(const char *c, double *v)
+{
+	static const double pow10[] = { 1,   1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+		                        1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
+	unsigned long long m = 0;
+	int digits = 0, frac = -1; /* digits after the point; -1 before it */
+
+	for (; *c; c++) {
+		if (*c == '.' && frac < 0 && digits) {
+			frac = 0;
+			continue;
+		}
+		if (*c < '0' || *c > '9' || ++digits > 15)
+			return false;
+		m = m * 10 + (unsigned long long)(*c - '0');
+		if (frac >= 0)
+			frac++;
+	}
+	if (!digits || frac == 0)
+		return false;
+	*v = (double)m / pow10[frac < 0 ? 0 : frac];
+	return true;
+}
+
 /* A number, or NAN for "?", "-", "" and anything not wholly a number. */
 static double
 cell_num(const char *c)
@@ -85,8 +116,43 @@ cell_num(const char *c)
 
 	if (!c || cell_unknown(c))
 		return NAN;
+	/* the spec sheet has hundreds of numbers: most without strtod() */
+	if (plain_decimal(c, &v))
+		return v;
 	v = strtod(c, &end);
 	return end != c && !*end && isfinite(v) ? v : NAN;
+}
+
+/*
+ * "10de:2330", four hex digits each, as the sscanf() below reads it but
+ * without its cost (the sheet lists hundreds); false leaves it to sscanf().
+ */
+static bool
+hex_pair(const char *c, unsigned *vendor, unsigned *device)
+{
+	unsigned v[2] = { 0, 0 };
+
+	for (int i = 0; i < 9; i++) {
+		int x;
+
+		if (i == 4) {
+			if (c[i] != ':')
+				return false;
+			continue;
+		}
+		if (c[i] >= '0' && c[i] <= '9')
+			x = c[i] - '0';
+		else if (c[i] >= 'a' && c[i] <= 'f')
+			x = c[i] - 'a' + 10;
+		else if (c[i] >= 'A' && c[i] <= 'F')
+			x = c[i] - 'A' + 10;
+		else
+			return false;
+		v[i > 4] = v[i > 4] * 16 + (unsigned)x;
+	}
+	*vendor = v[0];
+	*device = v[1];
+	return true;
 }
 
 /* "10de:2330,1002:744c*" */
@@ -99,8 +165,9 @@ cell_pci(struct gpu_spec *r, uint8_t *shared, const char *c)
 		unsigned vendor, device;
 		int used = 0;
 
-		if (sscanf(c, "%4x:%4x%n", &vendor, &device, &used) == 2 && used == 9) {
-			c += used;
+		if (hex_pair(c, &vendor, &device) ||
+		    (sscanf(c, "%4x:%4x%n", &vendor, &device, &used) == 2 && used == 9)) {
+			c += 9;
 			if (*c == '*') {
 				*shared |= (uint8_t)(1u << n);
 				c++;

@@ -15,11 +15,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Every allocation of a scenario is one of these, so one walk frees it all. */
+/*
+ * Every allocation of a scenario is carved from one of these, so one walk
+ * frees it all. A scenario makes thousands of small ones (an expression per
+ * value), so blocks hold many: SC_BLOCK bytes, or one larger allocation.
+ */
 struct scenario_block {
 	struct scenario_block *next;
+	size_t used, size; /* bytes of data taken, and there are */
 	max_align_t data[];
 };
+
+#define SC_BLOCK (16 * 1024)
 
 static const char *const gpu_num_keys[GK__COUNT] = {
 	[GK_BRAND] = "brand",
@@ -134,8 +141,9 @@ struct parser {
 	struct gpu *gpu;
 	struct proc *proc;
 	struct proc **proc_tail;
-	/* keys of the current section, to refuse repeats */
+	/* keys of the current section, to refuse repeats; a hash of each first */
 	char seen[MAX_SEEN][MAX_KEY];
+	uint32_t seen_hash[MAX_SEEN];
 	size_t nr_seen;
 };
 
@@ -153,16 +161,32 @@ perr(const struct parser *p, const char *fmt, ...)
 	return -1;
 }
 
+/* size zeroed bytes, aligned for any type, that live as long as sc */
 static void *
 sc_alloc(struct scenario *sc, size_t size)
 {
-	struct scenario_block *b = calloc(1, sizeof(*b) + size);
+	struct scenario_block *b = sc->blocks;
+	size_t align = sizeof(max_align_t), cap;
+	void *at;
 
-	if (!b)
+	if (size > SIZE_MAX - SC_BLOCK)
 		return NULL;
-	b->next = sc->blocks;
-	sc->blocks = b;
-	return b->data;
+	size = (size + align - 1) / align * align;
+	if (!b || b->size - b->used < size) {
+		cap = size > SC_BLOCK ? size : SC_BLOCK;
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->used = 0;
+		b->size = cap;
+		b->next = sc->blocks;
+		sc->blocks = b;
+	}
+	at = (char *)b->data + b->used;
+	b->used += size;
+	/* zeroed here, not with the block: a scenario takes a part of its last one */
+	memset(at, 0, size);
+	return at;
 }
 
 static const char *
@@ -307,8 +331,10 @@ tokenize(char *s, char **tok, size_t max)
 
 		if (*end)
 			*end++ = '\0';
-		if (n > 0 && (!strcmp(p, "KiB") || !strcmp(p, "MiB") || !strcmp(p, "GiB") ||
-		              !strcmp(p, "TiB"))) {
+		/* "?iB" first: most words are numbers */
+		if (n > 0 && p[1] == 'i' && p[2] == 'B' &&
+		    (!strcmp(p, "KiB") || !strcmp(p, "MiB") || !strcmp(p, "GiB") ||
+		     !strcmp(p, "TiB"))) {
 			/* the suffix lies after the previous token in the same buffer */
 			memmove(tok[n - 1] + strlen(tok[n - 1]), p, 4);
 		} else if (n == max) {
@@ -461,10 +487,12 @@ parse_simple(struct parser *p, char **tok, size_t n)
 {
 	struct expr *e;
 	double v;
+	/* no keyword starts with a digit, and nearly every value is a number */
+	bool word = !isdigit((unsigned char)tok[0][0]);
 
-	if (n == 1 && !strcmp(tok[0], "N/A"))
+	if (word && n == 1 && !strcmp(tok[0], "N/A"))
 		return new_expr(p, EX_NA, 0);
-	if (!strcmp(tok[0], "error")) {
+	if (word && !strcmp(tok[0], "error")) {
 		if (n != 2) {
 			perr(p, "expected 'error NAME'");
 			return NULL;
@@ -495,9 +523,11 @@ parse_expr_tokens(struct parser *p, char **tok, size_t n, const struct expr **ou
 {
 	struct expr *e;
 
-	if (!strcmp(tok[0], "steps"))
+	if (isdigit((unsigned char)tok[0][0]))
+		e = parse_simple(p, tok, n); /* a number: no keyword starts with a digit */
+	else if (!strcmp(tok[0], "steps"))
 		return parse_steps(p, tok + 1, n - 1, out);
-	if (!strcmp(tok[0], "ramp"))
+	else if (!strcmp(tok[0], "ramp"))
 		e = parse_ramp(p, tok + 1, n - 1);
 	else if (!strcmp(tok[0], "square"))
 		e = parse_square(p, tok + 1, n - 1);
@@ -513,15 +543,18 @@ parse_expr_tokens(struct parser *p, char **tok, size_t n, const struct expr **ou
 
 /*
  * Runs fn over the blank-separated words of value, in a scratch copy that
- * the tokens point into.
+ * the tokens point into: on the stack for the short values that are nearly
+ * all of them (a scenario has thousands), else on the heap.
  */
 static int
 with_tokens(struct parser *p, const char *value,
             int (*fn)(struct parser *, char **, size_t, void *), void *arg)
 {
+	char copy_short[128], *tok_short[sizeof(copy_short) / 2 + 1];
 	size_t len = strlen(value), max = len / 2 + 1, n;
-	char *copy = malloc(len + 1);
-	char **tok = calloc(max, sizeof(*tok));
+	bool small = len < sizeof(copy_short);
+	char *copy = small ? copy_short : malloc(len + 1);
+	char **tok = small ? tok_short : calloc(max, sizeof(*tok));
 	int ret;
 
 	if (!copy || !tok) {
@@ -537,8 +570,10 @@ with_tokens(struct parser *p, const char *value,
 	else
 		ret = fn(p, tok, n, arg);
 out:
-	free(tok);
-	free(copy);
+	if (!small) {
+		free(tok);
+		free(copy);
+	}
 	return ret;
 }
 
@@ -717,18 +752,28 @@ parse_compute_cap(struct parser *p, struct gpu *g, const char *value)
 	return 0;
 }
 
+/*
+ * Is key name? Their first letters first: benchmarks load scenarios of
+ * thousands of lines, each key looked for in lists of up to 80 names.
+ */
+static inline bool
+key_is(const char *key, const char *name)
+{
+	return key[0] == name[0] && !strcmp(key, name);
+}
+
 static int
 system_key(struct parser *p, const char *key, const char *value)
 {
 	struct scenario *sc = p->sc;
 
-	if (!strcmp(key, "driver_version"))
+	if (key_is(key, "driver_version"))
 		return set_string(p, &sc->driver_version, value);
-	if (!strcmp(key, "nvml_version"))
+	if (key_is(key, "nvml_version"))
 		return set_string(p, &sc->nvml_version, value);
-	if (!strcmp(key, "cuda_version"))
+	if (key_is(key, "cuda_version"))
 		return parse_expr(p, value, &sc->cuda_version);
-	if (!strcmp(key, "init_error")) {
+	if (key_is(key, "init_error")) {
 		/* the bare NAME, or the `error NAME` of value expressions */
 		const char *name = value;
 
@@ -739,25 +784,25 @@ system_key(struct parser *p, const char *key, const char *value)
 			return perr(p, "init_error: unknown NVML error '%s'", name);
 		return 0;
 	}
-	if (!strcmp(key, "period")) {
+	if (key_is(key, "period")) {
 		if (!parse_number(value, false, &sc->period) || sc->period <= 0)
 			return perr(p, "period: expected a positive number of seconds");
 		return 0;
 	}
-	if (!strcmp(key, "process_count_hint")) {
+	if (key_is(key, "process_count_hint")) {
 		if (!parse_uint(value, &sc->count_hint) || !sc->count_hint)
 			return perr(p, "process_count_hint: expected a count above 0");
 		return 0;
 	}
-	if (!strcmp(key, "process_v3_layout")) {
+	if (key_is(key, "process_v3_layout")) {
 		if (strcmp(value, "v2") && strcmp(value, "cc"))
 			return perr(p, "process_v3_layout: expected v2 or cc, not '%s'", value);
 		sc->cc_layout = !strcmp(value, "cc");
 		return 0;
 	}
-	if (!strcmp(key, "fail"))
+	if (key_is(key, "fail"))
 		return parse_fault(p, FAULT_FAIL, value, &sc->faults);
-	if (!strcmp(key, "delay"))
+	if (key_is(key, "delay"))
 		return parse_fault(p, FAULT_DELAY, value, &sc->faults);
 	return perr(p, "unknown key '%s' in [system]", key);
 }
@@ -767,39 +812,38 @@ gpu_key(struct parser *p, const char *key, const char *value)
 {
 	struct gpu *g = p->gpu;
 
-	/* the first letter first: benchmarks load scenarios of thousands of lines */
 	for (int k = 0; k < GK__COUNT; k++)
-		if (key[0] == gpu_num_keys[k][0] && !strcmp(key, gpu_num_keys[k]))
+		if (key_is(key, gpu_num_keys[k]))
 			return parse_expr(p, value, &g->num[k]);
 	for (int k = 0; k < GS__COUNT; k++)
-		if (!strcmp(key, gpu_str_keys[k]))
+		if (key_is(key, gpu_str_keys[k]))
 			return set_string(p, &g->str[k], value);
-	if (!strcmp(key, "pci_bus_id"))
+	if (key_is(key, "pci_bus_id"))
 		return parse_bus_id(p, g, value);
-	if (!strcmp(key, "pci_device_id")) {
+	if (key_is(key, "pci_device_id")) {
 		if (!parse_uint(value, &g->pci_device_id))
 			return perr(p, "pci_device_id: expected a 32-bit number");
 		return 0;
 	}
-	if (!strcmp(key, "pci_subsystem_id")) {
+	if (key_is(key, "pci_subsystem_id")) {
 		if (!parse_uint(value, &g->pci_subsystem_id))
 			return perr(p, "pci_subsystem_id: expected a 32-bit number");
 		return 0;
 	}
-	if (!strcmp(key, "compute_capability"))
+	if (key_is(key, "compute_capability"))
 		return parse_compute_cap(p, g, value);
-	if (!strcmp(key, "xid"))
+	if (key_is(key, "xid"))
 		return with_tokens(p, value, xid_cb, g);
-	if (!strcmp(key, "lost") || !strcmp(key, "reset_required")) {
+	if (key_is(key, "lost") || key_is(key, "reset_required")) {
 		double *slot = key[0] == 'l' ? &g->lost : &g->reset_required;
 
 		if (!parse_number(value, false, slot))
 			return perr(p, "%s: expected a time in seconds", key);
 		return 0;
 	}
-	if (!strcmp(key, "fail"))
+	if (key_is(key, "fail"))
 		return parse_fault(p, FAULT_FAIL, value, &g->faults);
-	if (!strcmp(key, "delay"))
+	if (key_is(key, "delay"))
 		return parse_fault(p, FAULT_DELAY, value, &g->faults);
 	return perr(p, "unknown key '%s' in [gpu]", key);
 }
@@ -810,14 +854,14 @@ process_key(struct parser *p, const char *key, const char *value)
 	struct proc *pr = p->proc;
 
 	for (int k = 0; k < PU__COUNT; k++)
-		if (!strcmp(key, proc_util_keys[k]))
+		if (key_is(key, proc_util_keys[k]))
 			return parse_expr(p, value, &pr->util[k]);
-	if (!strcmp(key, "gpu")) {
+	if (key_is(key, "gpu")) {
 		if (!parse_uint(value, &pr->gpu))
 			return perr(p, "gpu: expected a GPU index");
 		return 0;
 	}
-	if (!strcmp(key, "type")) {
+	if (key_is(key, "type")) {
 		if (!strcmp(value, "compute"))
 			pr->types = PT_COMPUTE;
 		else if (!strcmp(value, "graphics"))
@@ -830,23 +874,23 @@ process_key(struct parser *p, const char *key, const char *value)
 			return perr(p, "type: expected compute, graphics, compute+graphics or mps");
 		return 0;
 	}
-	if (!strcmp(key, "used_memory"))
+	if (key_is(key, "used_memory"))
 		return parse_expr(p, value, &pr->used_memory);
-	if (!strcmp(key, "start") || !strcmp(key, "end")) {
+	if (key_is(key, "start") || key_is(key, "end")) {
 		double *slot = key[0] == 's' ? &pr->start : &pr->end;
 
 		if (!parse_number(value, false, slot))
 			return perr(p, "%s: expected a time in seconds", key);
 		return 0;
 	}
-	if (!strcmp(key, "gpu_instance") || !strcmp(key, "compute_instance")) {
+	if (key_is(key, "gpu_instance") || key_is(key, "compute_instance")) {
 		unsigned int *slot = key[0] == 'g' ? &pr->gpu_instance : &pr->compute_instance;
 
 		if (!parse_uint(value, slot))
 			return perr(p, "%s: expected a 32-bit number", key);
 		return 0;
 	}
-	if (!strcmp(key, "name"))
+	if (key_is(key, "name"))
 		return set_string(p, &pr->name, value);
 	return perr(p, "unknown key '%s' in [process]", key);
 }
@@ -923,18 +967,30 @@ begin_section(struct parser *p, char *inner)
 	return perr(p, "unknown section [%s%s%s]", name, *arg ? " " : "", arg);
 }
 
-/* refuses a key given twice in a section, except the repeatable faults */
+/*
+ * Refuses a key given twice in a section, except the repeatable faults. A
+ * [gpu] section has about 80 keys: each is compared by its hash (FNV-1a)
+ * with those before it, and by its text only when the hashes agree.
+ */
 static int
 check_repeat(struct parser *p, const char *key)
 {
-	if (!strcmp(key, "fail") || !strcmp(key, "delay") || strlen(key) >= MAX_KEY)
+	uint32_t h = 2166136261u;
+	size_t len;
+
+	if (key_is(key, "fail") || key_is(key, "delay"))
+		return 0;
+	for (len = 0; key[len]; len++)
+		h = (h ^ (unsigned char)key[len]) * 16777619u;
+	if (len >= MAX_KEY)
 		return 0;
 	for (size_t i = 0; i < p->nr_seen; i++)
-		if (!strcmp(p->seen[i], key))
+		if (p->seen_hash[i] == h && !strcmp(p->seen[i], key))
 			return perr(p, "'%s' given twice", key);
 	if (p->nr_seen == MAX_SEEN)
 		return perr(p, "too many keys in one section");
-	memcpy(p->seen[p->nr_seen++], key, strlen(key) + 1);
+	p->seen_hash[p->nr_seen] = h;
+	memcpy(p->seen[p->nr_seen++], key, len + 1);
 	return 0;
 }
 
@@ -1017,8 +1073,8 @@ int
 scenario_load(const char *path, struct scenario **out)
 {
 	struct parser p = { .path = path };
-	char *line = NULL;
-	size_t cap = 0;
+	char *text = NULL, *line, *next;
+	size_t len = 0, cap = 0;
 	FILE *f = NULL;
 	int ret = -1;
 
@@ -1039,14 +1095,39 @@ scenario_load(const char *path, struct scenario **out)
 		fprintf(stderr, "fake nvml: %s: %s\n", path, strerror(errno));
 		goto out;
 	}
-	while (getline(&line, &cap, f) >= 0) {
-		p.line++;
-		if (parse_line(&p, line))
-			goto out;
+	/* the whole file at once, then line by line in place (faster than getline) */
+	for (;;) {
+		size_t n;
+
+		if (cap - len < 4096) {
+			char *grown = realloc(text, cap * 2 + 8192);
+
+			if (!grown) {
+				fprintf(stderr, "fake nvml: %s: out of memory\n", path);
+				goto out;
+			}
+			text = grown;
+			cap = cap * 2 + 8192;
+		}
+		n = fread(text + len, 1, cap - len - 1, f);
+		len += n;
+		if (n == 0)
+			break;
 	}
 	if (ferror(f)) {
 		fprintf(stderr, "fake nvml: %s: %s\n", path, strerror(errno));
 		goto out;
+	}
+	text[len] = '\0';
+	for (line = text; line < text + len; line = next) {
+		char *nl = memchr(line, '\n', (size_t)(text + len - line));
+
+		next = nl ? nl + 1 : text + len;
+		if (nl)
+			*nl = '\0';
+		p.line++;
+		if (parse_line(&p, line))
+			goto out;
 	}
 	if (finish(&p))
 		goto out;
@@ -1056,7 +1137,7 @@ scenario_load(const char *path, struct scenario **out)
 out:
 	if (f)
 		fclose(f);
-	free(line);
+	free(text);
 	scenario_free(p.sc);
 	return ret;
 }

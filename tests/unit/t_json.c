@@ -7,8 +7,9 @@
 
 #include "harness.h"
 
-#include "core/strbuf.h"
+#include "core/fields.h"
 #include "core/json.h"
+#include "core/strbuf.h"
 
 static const char *
 str(const char *in)
@@ -68,6 +69,21 @@ main(void)
 	is_str(num(1.0 / 3, 3), "0.333", "decimals as asked");
 	is_str(num(NAN, 2), "null", "NaN is null");
 	is_str(num(INFINITY, 0), "null", "infinity is null");
+	/* times since the epoch: the whole part and the fraction are rounded apart */
+	is_str(num(1796173255.75, 2), "1796173255.75", "a start time with two decimals");
+	is_str(num(1796173492.2074, 3), "1796173492.207", "a time with three decimals");
+	is_str(num(1796173492.9996, 3), "1796173493", "a fraction rounded up carries");
+	is_str(num(-2500000.125, 1), "-2500000.1", "a large negative number");
+	{
+		/* the status document copies these keys as they are (front/json.c jw_key) */
+		bool plain = true;
+
+		for (int f = 0; f < GF__COUNT; f++)
+			for (const char *k = field_info((enum gpu_field)f)->key; *k; k++)
+				plain &= (*k >= 'a' && *k <= 'z') || (*k >= '0' && *k <= '9') ||
+				         *k == '_';
+		ok(plain, "every field key is [a-z0-9_]: nothing to escape");
+	}
 	/* 1e300 as a double is 1000000000000000052504760255204420248704468... (301 digits) */
 	ok(strlen(num(1e300, 1)) == 301 &&
 	           !strncmp(num(1e300, 1), "1000000000000000052504760255204420248704", 40),
