@@ -29,6 +29,10 @@ endif
 OPT ?= -O2 -g
 CPPFLAGS += -D_GNU_SOURCE -DGPUSCOPE_VERSION='"$(VERSION)"' -Isrc
 CFLAGS += -std=gnu11 $(OPT) $(WARN) $(SANFLAGS) -MMD -MP
+# Each object keeps its own string literals: merged, the linker stores a string
+# inside the longest one it ends (" status" inside doctor's "fabric.status"), so
+# reading it maps a page of another command's text (docs/performance.md, top).
+CFLAGS += -fno-merge-constants
 LDFLAGS += $(SANFLAGS)
 LIBS := -ldl -lpthread -lm
 # ncursesw for the full-screen interface (src/tui/, gpuscope top) only
@@ -135,9 +139,17 @@ $(O)/src/serve/web_data.o: src/serve/web_data.S data/web/index.html
 	@mkdir -p $(@D)
 	$(CC) -c -o $@ -DWEB_HTML_PATH='"data/web/index.html"' $<
 
-$(BIN): $(CMD_OBJ) $(O)/src/cmd/demo_blob.o $(O)/src/serve/web_data.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(O)/src/cmd/demo_blob.o $(O)/src/serve/web_data.o $(LIB) \
-		$(LIBS) $(NCURSES_LIBS)
+# The program's layout follows the link order: top's objects first, with what
+# they take from the library and from ncursesw, then the other commands and the
+# rest of the library, the built-in data last. A page is mapped when any byte of
+# the 64 KiB around it is read, so top, which runs for hours, maps only the
+# stretch it runs from (docs/performance.md, top's memory).
+TOP_OBJ := $(O)/src/cmd/main.o $(O)/src/cmd/common.o $(O)/src/cmd/top.o \
+	$(filter $(O)/src/tui/%,$(CMD_OBJ))
+DATA_OBJ := $(O)/src/cmd/demo_blob.o $(O)/src/serve/web_data.o
+$(BIN): $(CMD_OBJ) $(DATA_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(TOP_OBJ) $(LIB) $(NCURSES_LIBS) $(filter-out $(TOP_OBJ),$(CMD_OBJ)) \
+		$(LIB) $(LIBS) $(DATA_OBJ)
 
 $(O)/fake/%.o: %.c
 	@mkdir -p $(@D)

@@ -313,7 +313,14 @@ collector_sample(struct collector *c, struct gpu_snapshot *snap, unsigned flags,
 		}
 	pthread_mutex_unlock(&c->mu);
 
-	/* assemble the snapshot in scan order */
+	/* assemble the snapshot in scan order, into a process array of the right size */
+	{
+		size_t nr = snap->nr_proc;
+
+		for (size_t i = 0; i < c->base.nr_dev; i++)
+			nr += slots[i] ? slots[i]->part.nr_proc : 0;
+		ALLOC_GROW(snap->proc, nr, snap->alloc_proc);
+	}
 	for (size_t i = 0; i < c->base.nr_dev; i++) {
 		struct slot *sl = slots[i];
 		struct gpu_device *d;

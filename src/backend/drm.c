@@ -534,8 +534,7 @@ drm_read_procs(struct backend *be, const struct gpu_device *dev, double now,
 			proc_set(q, PF_GPU_MEM, p[i].mem_local);
 		if (p[i].has_system)
 			proc_set(q, PF_SYS_MEM, p[i].mem_system);
-		q->nr_engine = p[i].nr_engine;
-		memcpy(q->engine, p[i].engine, sizeof(q->engine[0]) * p[i].nr_engine);
+		gpu_proc_set_engines(q, p[i].engine, p[i].nr_engine);
 		for (unsigned k = 0; k < q->nr_engine; k++)
 			if (!isnan(q->engine[k].percent) &&
 			    (isnan(busiest) || q->engine[k].percent > busiest))

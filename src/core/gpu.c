@@ -29,7 +29,20 @@ gpu_proc_release(struct gpu_proc *p)
 	free(p->container);
 	free(p->pod);
 	free(p->cgroup);
+	free(p->engine);
 	memset(p, 0, sizeof(*p));
+}
+
+void
+gpu_proc_set_engines(struct gpu_proc *p, const struct engine_use *e, unsigned nr)
+{
+	free(p->engine);
+	p->engine = NULL;
+	p->nr_engine = nr;
+	if (nr) {
+		p->engine = xmalloc(nr * sizeof(*e));
+		memcpy(p->engine, e, nr * sizeof(*e));
+	}
 }
 
 void

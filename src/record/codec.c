@@ -517,6 +517,22 @@ get_engines(struct dec *d, struct engine_use *e, unsigned *nr)
 	}
 }
 
+/*
+ * The same onto a process's engines, an array of their own size: decoded
+ * into a full one, as get_engines() needs, then copied back.
+ */
+static void
+get_proc_engines(struct dec *d, struct gpu_proc *p)
+{
+	struct engine_use e[GPU_MAX_ENGINES] = { 0 };
+	unsigned n = p->nr_engine <= GPU_MAX_ENGINES ? p->nr_engine : 0;
+
+	if (n)
+		memcpy(e, p->engine, n * sizeof(e[0]));
+	get_engines(d, e, &n);
+	gpu_proc_set_engines(p, e, n);
+}
+
 static bool
 level_list_equal(const struct clock_levels *a, const struct clock_levels *b)
 {
@@ -648,6 +664,10 @@ put_member(struct strbuf *sb, const struct member *m, const void *b, const void 
 	case MK_ENGINES:
 		put_engines(sb, pb, nb, pc, nc);
 		break;
+	case MK_OENGINES:
+		put_engines(sb, *(struct engine_use *const *)pb, nb,
+		            *(struct engine_use *const *)pc, nc);
+		break;
 	case MK_LEVELS:
 		put_levels(sb, pb, pc);
 		break;
@@ -716,6 +736,9 @@ get_member(struct dec *d, const struct member *m, void *o)
 	case MK_ENGINES:
 		if (nr)
 			get_engines(d, p, nr);
+		break;
+	case MK_OENGINES:
+		get_proc_engines(d, o); /* the only member of this kind */
 		break;
 	case MK_LEVELS:
 		get_levels(d, p);

@@ -81,23 +81,24 @@ same_bits(double a, double b)
 
 /* What a member is, and so how it is compared, encoded and decoded. */
 enum mkind {
-	MK_UINT,    /* an unsigned integer (unsigned, uint32_t): a varint up to max */
-	MK_U64,     /* uint64_t: a varint */
-	MK_INT,     /* int: an svarint */
-	MK_ENUM,    /* an enum: a varint; above max it reads as fallback */
-	MK_BOOL,    /* a varint 0 or 1 */
-	MK_TIME,    /* a double: a value */
-	MK_STR,     /* a char array (need not hold a NUL): str */
-	MK_OSTR,    /* an owned char *, NULL allowed: ostr */
-	MK_RUNTIME, /* gpu_proc.container_runtime, a static string: ostr, by name */
-	MK_FIELDS,  /* v[] and valid: the numeric fields (core/fields.c, or enum proc_field) */
-	MK_ENGINES, /* engine[] and its count */
-	MK_LEVELS,  /* struct clock_levels */
-	MK_XID,     /* xid[] and its count */
-	MK_NOTES,   /* the snapshot's notes and their count */
-	MK_DEVS,    /* the snapshot's devices and their count */
-	MK_PROCS,   /* the snapshot's processes and their count */
-	MK_SKIP,    /* not a fact of the sample: neither recorded nor compared (see why) */
+	MK_UINT,     /* an unsigned integer (unsigned, uint32_t): a varint up to max */
+	MK_U64,      /* uint64_t: a varint */
+	MK_INT,      /* int: an svarint */
+	MK_ENUM,     /* an enum: a varint; above max it reads as fallback */
+	MK_BOOL,     /* a varint 0 or 1 */
+	MK_TIME,     /* a double: a value */
+	MK_STR,      /* a char array (need not hold a NUL): str */
+	MK_OSTR,     /* an owned char *, NULL allowed: ostr */
+	MK_RUNTIME,  /* gpu_proc.container_runtime, a static string: ostr, by name */
+	MK_FIELDS,   /* v[] and valid: the numeric fields (core/fields.c, or enum proc_field) */
+	MK_ENGINES,  /* engine[] and its count */
+	MK_OENGINES, /* gpu_proc.engine, owned (NULL when none), and its count: as MK_ENGINES */
+	MK_LEVELS,   /* struct clock_levels */
+	MK_XID,      /* xid[] and its count */
+	MK_NOTES,    /* the snapshot's notes and their count */
+	MK_DEVS,     /* the snapshot's devices and their count */
+	MK_PROCS,    /* the snapshot's processes and their count */
+	MK_SKIP,     /* not a fact of the sample: neither recorded nor compared (see why) */
 };
 
 /* Where a member goes in a block (docs/record-format.md). */

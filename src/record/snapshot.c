@@ -36,7 +36,7 @@
 _Static_assert(sizeof(struct gpu_device) == 2392,
                "struct gpu_device changed: add the new member to dev_members[] in "
                "src/record/snapshot.c, then update this size");
-_Static_assert(sizeof(struct gpu_proc) == 600,
+_Static_assert(sizeof(struct gpu_proc) == 216,
                "struct gpu_proc changed: add the new member to proc_members[] in "
                "src/record/snapshot.c, then update this size");
 _Static_assert(sizeof(struct gpu_snapshot) == 760,
@@ -121,7 +121,7 @@ static const struct member proc_members[] = {
 	{ P(host), .kind = MK_ENUM, .part = PO_HOST, V1, .max = PHOST_NOT_VISIBLE,
 	  .fallback = PHOST_PARTIAL },
 	{ P(gpu_denied), .kind = MK_BOOL, .part = PO_DENIED, V1 },
-	{ P(engine), N(struct gpu_proc, nr_engine), .kind = MK_ENGINES, .part = PO_ENGINES, V1 },
+	{ P(engine), N(struct gpu_proc, nr_engine), .kind = MK_OENGINES, .part = PO_ENGINES, V1 },
 	/* the strings, in the order of their bits */
 	{ P(user), .kind = MK_OSTR, .part = PO_STR, V1 },
 	{ P(name), .kind = MK_OSTR, .part = PO_STR, V1 },
@@ -314,6 +314,9 @@ rec_member_equal(const struct member *m, const void *a, const void *b)
 		return fields_diff(m, a, b) < 0;
 	case MK_ENGINES:
 		return engines_equal(pa, na, pb, nb);
+	case MK_OENGINES:
+		return engines_equal(*(struct engine_use *const *)pa, na,
+		                     *(struct engine_use *const *)pb, nb);
 	case MK_LEVELS:
 		return levels_equal(pa, pb);
 	case MK_XID:
@@ -352,6 +355,8 @@ rec_proc_copy(struct gpu_proc *dst, const struct gpu_proc *src)
 			*slot = *slot ? xstrdup(*slot) : NULL;
 		}
 	}
+	dst->engine = NULL;
+	gpu_proc_set_engines(dst, src->engine, src->nr_engine);
 }
 
 void

@@ -787,7 +787,7 @@ tui_run(struct feed *feed, const struct tui_options *opt, struct err *err)
 	 */
 	mallopt(M_ARENA_MAX, 1);
 	/*
-	 * A snapshot's process array (600 bytes a process) from mmap, given back
+	 * A snapshot's process array (216 bytes a process) from mmap, given back
 	 * whole when the next one replaces it, instead of holes in the heap; and
 	 * the heap's free top given back at 128 KiB, not at the dynamic threshold
 	 * that large frees raise to 64 MiB.

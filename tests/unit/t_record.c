@@ -330,13 +330,13 @@ make_varied(struct gpu_snapshot *s, unsigned step)
 			p->v[PF_RSS] = 0;
 		}
 		if (p->dev == 1) {
+			struct engine_use e[2] = { { "gfx", 0 }, { "", 0 } };
+
 			p->type = PROC_DRM;
-			p->nr_engine = 2;
-			snprintf(p->engine[0].name, sizeof(p->engine[0].name), "gfx");
-			snprintf(p->engine[1].name, sizeof(p->engine[1].name), "%s",
-			         step >= 7 ? "dec" : "compute");
-			p->engine[0].percent = (double)(hash3(step, j, 6) % 1000) / 10;
-			p->engine[1].percent = step;
+			snprintf(e[1].name, sizeof(e[1].name), "%s", step >= 7 ? "dec" : "compute");
+			e[0].percent = (double)(hash3(step, j, 6) % 1000) / 10;
+			e[1].percent = step;
+			gpu_proc_set_engines(p, e, 2);
 		}
 	}
 }

@@ -230,13 +230,14 @@ static void
 set_proc_engine(void *o, unsigned v)
 {
 	struct gpu_proc *p = o;
+	struct engine_use e[GPU_MAX_ENGINES] = { 0 };
+	unsigned nr = 1 + v;
 
-	memset(p->engine, 0, sizeof(p->engine));
-	p->nr_engine = 1 + v;
-	for (unsigned i = 0; i < p->nr_engine; i++) {
-		snprintf(p->engine[i].name, sizeof(p->engine[i].name), "pe%u-%u", i, v);
-		p->engine[i].percent = 3.25 * (i + 1) + v;
+	for (unsigned i = 0; i < nr; i++) {
+		snprintf(e[i].name, sizeof(e[i].name), "pe%u-%u", i, v);
+		e[i].percent = 3.25 * (i + 1) + v;
 	}
+	gpu_proc_set_engines(p, e, nr);
 }
 
 static const struct mem proc_mem[] = {
@@ -347,7 +348,9 @@ mem_same(const struct mem *m, const void *got, const void *want, bool proc)
 	}
 	case K_ENGINES:
 		if (proc)
-			return engines_same(g, ((const struct gpu_proc *)got)->nr_engine, w,
+			return engines_same(((const struct gpu_proc *)got)->engine,
+			                    ((const struct gpu_proc *)got)->nr_engine,
+			                    ((const struct gpu_proc *)want)->engine,
 			                    ((const struct gpu_proc *)want)->nr_engine);
 		return engines_same(g, ((const struct gpu_device *)got)->nr_engine, w,
 		                    ((const struct gpu_device *)want)->nr_engine);
