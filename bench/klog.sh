@@ -8,6 +8,12 @@
 #   klog_bench   klog_next() alone, and dr_check_klog() (bench/klog_bench.c)
 #   doctor       the whole 'gpuscope doctor --log FILE --json'
 # and prints MB/s. The goal: over 200 MB/s reading and decoding.
+# Then (issue 15) logs of 3,000, 10,000 and 100,000 lines in which every
+# line is a pair of PCI address and Xid of its own (codes that point at
+# one another: 45 after 48 or NVLink, 63/64 after 48, 94/95, 154 after a
+# fatal one), one finding per line, through the whole 'gpuscope doctor
+# --only klog --log FILE --json', in lines/s: the report must stay linear
+# in its events (it was cubic: 2,000 such lines took 194 s).
 #
 #   bench/klog.sh [SIZE_MB]        (O=build-dir, default build)
 set -euo pipefail
@@ -82,3 +88,33 @@ if [ -x "$O/gpuscope" ]; then
 	awk -v s="$start" -v e="$end" -v f="$(stat -c %s "$LOG")" \
 		'BEGIN { printf "doctor   whole run %.3f s: %.0f MB/s\n", e - s, f / 1e6 / (e - s) }'
 fi
+
+# distinct (PCI address, Xid) pairs: one event, and one finding, per line
+for lines in 3000 10000 100000; do
+	PAIRS=$OUT/klog-pairs-$lines.log
+	if [ ! -s "$PAIRS" ]; then
+		python3 - "$PAIRS.tmp" "$lines" <<'PY'
+import sys
+path, n = sys.argv[1], int(sys.argv[2])
+codes = [8, 13, 31, 43, 45, 48, 63, 64, 74, 79, 94, 95, 119, 154]
+with open(path, "w") as f:
+    for i in range(n):
+        g, k = divmod(i, len(codes))
+        c = codes[k]
+        addr = "%04x:%02x:%02x" % (g // (256 * 32), g // 32 % 256, g % 32)
+        if c == 154:
+            tail = "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)"
+        else:
+            tail = "pid=%d, name=train, Ch 00000008" % (1000 + i)
+        f.write("[%12.6f] NVRM: Xid (PCI:%s): %d, %s\n" % (1 + i * 0.001, addr, c, tail))
+PY
+		mv "$PAIRS.tmp" "$PAIRS"
+	fi
+	if [ -x "$O/gpuscope" ]; then
+		start=$(date +%s.%N)
+		taskset -c 0 "$O/gpuscope" doctor --only klog --log "$PAIRS" --json >/dev/null || true
+		end=$(date +%s.%N)
+		awk -v s="$start" -v e="$end" -v n="$lines" \
+			'BEGIN { printf "pairs  %7d lines, one finding each: %.3f s, %.0f lines/s\n", n, e - s, n / (e - s) }'
+	fi
+done

@@ -45,7 +45,8 @@ enum snap_flags {
  * Open the backends, scan the GPUs and select those named by ids (NULL:
  * all), for a command that samples more than once. On success returns
  * EXIT_OK with *out set (the caller closes it); otherwise prints why, as
- * cmd_snapshot() does, and returns the exit code to use.
+ * cmd_snapshot() does, and returns the exit code to use. ids that name no
+ * GPU ("", ",": an empty variable) are EXIT_USAGE before anything is read.
  */
 struct collector;
 int cmd_open_collector(struct gs_config *cfg, const char *ids, struct collector **out);

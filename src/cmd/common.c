@@ -3,6 +3,7 @@
  */
 #include "cmd/cmd.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -117,6 +118,25 @@ watchdog_stop(struct watchdog *w, bool started)
 	pthread_mutex_destroy(&w->mu);
 }
 
+/*
+ * EXIT_USAGE, after saying so, when ids (-i / --id) is given but names no GPU
+ * ("", ",", " , "): selecting nothing would make a health check fed an empty
+ * variable pass on no GPU at all. EXIT_OK otherwise (NULL: every GPU).
+ */
+static int
+check_ids(const char *ids)
+{
+	if (!ids)
+		return EXIT_OK;
+	for (const char *p = ids; *p; p++)
+		if (*p != ',' && !isspace((unsigned char)*p))
+			return EXIT_OK;
+	cmd_error("-i/--id '%s' names no GPU: give indexes, UUIDs or PCI bus ids (-i 0,1), or "
+	          "leave -i out for every GPU",
+	          ids);
+	return EXIT_USAGE;
+}
+
 static int
 open_collector(struct gs_config *cfg, const char *ids, bool allow_none, struct collector **out)
 {
@@ -127,6 +147,8 @@ open_collector(struct gs_config *cfg, const char *ids, bool allow_none, struct c
 	int rc = EXIT_OK;
 
 	*out = NULL;
+	if (check_ids(ids) != EXIT_OK)
+		return EXIT_USAGE;
 	/* starting a driver without persistence mode legitimately takes seconds */
 	watching = watchdog_start(&w, CMD_START_TIMEOUT_FACTOR * cfg->timeout);
 	if (collector_open(cfg, &c, &err) < 0) {
@@ -177,6 +199,8 @@ cmd_open_feed(struct gs_config *cfg, const char *ids, bool procs, double interva
 	int rc;
 
 	*out = NULL;
+	if (check_ids(ids) != EXIT_OK)
+		return EXIT_USAGE;
 	if (cfg->replay) {
 		if (feed_open_replay(cfg->replay, ids, cfg->replay_speed, cfg->replay_from, out,
 		                     &err) < 0) {

@@ -419,8 +419,11 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 	gpu_snapshot_init(&snap);
 	if (recording) {
 		rc = read_recording(recording, since, &win);
-		if (rc)
+		if (rc) {
+			/* the samples read, or none but the array grown for the first */
+			window_release(&win);
 			return rc;
+		}
 	} else if (watch > 0) {
 		cfg->want_procs = true;
 		watch_gpus(cfg, watch, interval, &win, &nvml);

@@ -16,7 +16,9 @@
 
 #include "core/config.h"
 #include "core/err.h"
+#include "core/fmt.h"
 #include "core/gpu.h"
+#include "core/strbuf.h"
 #include "core/xalloc.h"
 #include "record/record.h"
 
@@ -40,6 +42,16 @@ fmt_time(char *buf, size_t size, double t)
 		snprintf(buf, size, "%.0f", t);
 }
 
+/* s through fmt_add_shown(), "-" when empty */
+static void
+shown(struct strbuf *sb, const char *s)
+{
+	if (s[0])
+		fmt_add_shown(sb, s, strlen(s));
+	else
+		strbuf_addch(sb, '-');
+}
+
 /* gpuscope replay FILE info: what a recording holds. */
 static int
 replay_info(const char *path)
@@ -50,6 +62,7 @@ replay_info(const char *path)
 	unsigned long n = 0, lost = 0;
 	double t0, t1;
 	char a[64], b[64];
+	struct strbuf sb = STRBUF_INIT;
 	int rc;
 
 	if (rec_reader_open(path, &r, &err) < 0) {
@@ -87,16 +100,27 @@ replay_info(const char *path)
 		fmt_time(a, sizeof(a), t0);
 		fmt_time(b, sizeof(b), t1);
 		printf("from       %s\nto         %s (%.0f s)\n", a, b, t1 - t0);
-		printf("host       %s%s\n", first.hostname, first.simulated ? " (simulated)" : "");
-		for (size_t i = 0; i < first.nr_dev; i++)
-			printf("gpu %-6u %s  %s  %s\n", first.dev[i].index,
-			       first.dev[i].name[0] ? first.dev[i].name : "-",
-			       first.dev[i].pci_bus_id[0] ? first.dev[i].pci_bus_id : "-",
-			       first.dev[i].uuid[0] ? first.dev[i].uuid : "-");
+		/* what the recording says of the machine, shown as every text from outside */
+		strbuf_addstr(&sb, "host       ");
+		fmt_add_shown(&sb, first.hostname, strlen(first.hostname));
+		printf("%s%s\n", sb.buf, first.simulated ? " (simulated)" : "");
+		for (size_t i = 0; i < first.nr_dev; i++) {
+			const struct gpu_device *d = &first.dev[i];
+
+			strbuf_reset(&sb);
+			strbuf_addf(&sb, "gpu %-6u ", d->index);
+			shown(&sb, d->name);
+			strbuf_addstr(&sb, "  ");
+			shown(&sb, d->pci_bus_id);
+			strbuf_addstr(&sb, "  ");
+			shown(&sb, d->uuid);
+			printf("%s\n", sb.buf);
+		}
 		if (lost)
 			printf("lost       a GPU is lost in %lu sample%s\n", lost,
 			       lost == 1 ? "" : "s");
 	}
+	strbuf_release(&sb);
 	gpu_snapshot_release(&first);
 	rec_reader_close(r);
 	return EXIT_OK;

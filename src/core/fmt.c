@@ -61,11 +61,11 @@ fmt_styled(struct strbuf *sb, const struct term *t, enum style st, const char *t
 		[ST_YELLOW] = "33", [ST_GREEN] = "32", [ST_CYAN] = "36", [ST_INVERSE] = "7",
 	};
 
-	if (!t->color || st == ST_NONE) {
-		strbuf_addstr(sb, text);
-		return;
-	}
-	strbuf_addf(sb, "\033[%sm%s\033[0m", codes[st], text);
+	if (t->color && st != ST_NONE)
+		strbuf_addf(sb, "\033[%sm", codes[st]);
+	fmt_add_shown(sb, text, strlen(text));
+	if (t->color && st != ST_NONE)
+		strbuf_addstr(sb, "\033[0m");
 }
 
 size_t
@@ -79,19 +79,63 @@ fmt_width(const char *s)
 }
 
 /*
- * Append the character at s (n bytes), or '?' for a control character: a
- * process's command line or a GPU's name is not allowed to move the cursor,
- * clear the screen or change the title of the user's terminal.
+ * Bytes of the well-formed UTF-8 sequence of more than one byte at s (at
+ * most n bytes there), or 0: no overlong form, no surrogate, nothing past
+ * U+10FFFF, as a terminal decodes it.
  */
-static void
-add_shown(struct strbuf *sb, const char *s, size_t n)
+static size_t
+utf8_seq(const unsigned char *s, size_t n)
 {
-	unsigned char c = (unsigned char)s[0];
+	unsigned char lo = 0x80, hi = 0xBF;
+	size_t len;
 
-	if (c < 0x20 || c == 0x7F || (c == 0xC2 && n > 1 && (unsigned char)s[1] < 0xA0))
-		strbuf_addch(sb, '?'); /* C0, DEL, and C1 (U+0080..U+009F) */
+	if (s[0] >= 0xC2 && s[0] <= 0xDF)
+		len = 2;
+	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+		len = 3;
+	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+		len = 4;
 	else
-		strbuf_add(sb, s, n);
+		return 0;
+	if (s[0] == 0xE0)
+		lo = 0xA0;
+	else if (s[0] == 0xED)
+		hi = 0x9F;
+	else if (s[0] == 0xF0)
+		lo = 0x90;
+	else if (s[0] == 0xF4)
+		hi = 0x8F;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xBF)
+			return 0;
+	return len;
+}
+
+void
+fmt_add_shown(struct strbuf *sb, const char *text, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t i = 0, n;
+
+	while (i < len) {
+		if (s[i] < 0x80) {
+			/* C0, DEL */
+			strbuf_addch(sb, s[i] < 0x20 || s[i] == 0x7F ? '?' : (char)s[i]);
+			i++;
+		} else if ((n = utf8_seq(s + i, len - i))) {
+			if (s[i] == 0xC2 && s[i + 1] < 0xA0)
+				strbuf_addch(sb, '?'); /* C1 as UTF-8: U+0080..U+009F */
+			else
+				strbuf_add(sb, text + i, n);
+			i += n;
+		} else {
+			/* a byte of no sequence: C1 in an 8-bit terminal, else Latin-1 text */
+			strbuf_addch(sb, s[i] <= 0x9F ? '?' : (char)s[i]);
+			i++;
+		}
+	}
 }
 
 /* Bytes of the character that starts at s (1 for a stray byte). */
@@ -121,7 +165,7 @@ fmt_cell(struct strbuf *sb, const char *s, size_t width, bool right, bool utf8)
 		n = char_len(s);
 		if (w > width && counts && cp == width - 1)
 			break;
-		add_shown(sb, s, n);
+		fmt_add_shown(sb, s, n);
 		cp += counts;
 	}
 	if (w > width)

@@ -41,14 +41,27 @@ enum style {
 	ST_INVERSE,
 };
 
-/* Append text in a style (plain when t->color is off). */
+/*
+ * Append text (len bytes) as a terminal may be given it: every control
+ * character becomes '?' (C0, newline and tab too; DEL; C1 as UTF-8 U+0080..U+009F;
+ * and a byte 0x80..0x9F that is no part of a UTF-8 sequence), so that a
+ * name from outside (a process's, a GPU's, the host's, a kernel log line)
+ * cannot move the cursor, clear the screen, retitle the window or write
+ * the clipboard. Every text from outside that a text front end prints
+ * (table, CSV, doctor's report, replay info) goes through this one
+ * function; fmt_styled() and fmt_cell() call it. The JSON writer escapes
+ * instead (core/json.c).
+ */
+void fmt_add_shown(struct strbuf *sb, const char *text, size_t len);
+
+/* Append text in a style (plain when t->color is off), through fmt_add_shown(). */
 void fmt_styled(struct strbuf *sb, const struct term *t, enum style st, const char *text);
 
 /* Width of a UTF-8 string in columns (one per code point). */
 size_t fmt_width(const char *s);
 /*
- * Append s cut or padded to exactly width columns; a cut string ends in
- * "…" (or "+" without UTF-8). right aligns to the right.
+ * Append s cut or padded to exactly width columns, through fmt_add_shown();
+ * a cut string ends in "…" (or "+" without UTF-8). right aligns to the right.
  */
 void fmt_cell(struct strbuf *sb, const char *s, size_t width, bool right, bool utf8);
 

@@ -10,9 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/fmt.h"
+#include "core/json.h"
 #include "core/strbuf.h"
 #include "core/xalloc.h"
-#include "core/json.h"
 
 struct dr_finding *
 dr_add(struct dr_report *r, const char *id, enum dr_severity sev, const char *fmt, ...)
@@ -138,7 +139,11 @@ sev_label(enum dr_severity s, bool colour)
 	return colour ? "\033[32mok   \033[0m" : "ok   ";
 }
 
-/* Append text indented by ind spaces on every line after a label of that width. */
+/*
+ * Append text after a label, its later lines indented as far. The text is
+ * shown as every text from outside (fmt_add_shown()): evidence quotes
+ * kernel log lines, process and GPU names.
+ */
 static void
 add_block(struct strbuf *sb, const char *label, const char *text)
 {
@@ -149,7 +154,7 @@ add_block(struct strbuf *sb, const char *label, const char *text)
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
 
-		strbuf_add(sb, p, n);
+		fmt_add_shown(sb, p, n);
 		strbuf_addch(sb, '\n');
 		if (!nl)
 			break;
@@ -170,8 +175,9 @@ dr_text(struct strbuf *sb, const struct dr_report *r, bool colour)
 
 			if ((int)f->severity != sev)
 				continue;
-			strbuf_addf(sb, "%s  %s\n", sev_label(f->severity, colour), f->title);
-			strbuf_addf(sb, "        %-9s%s\n", "id", f->id);
+			strbuf_addf(sb, "%s  ", sev_label(f->severity, colour));
+			fmt_add_shown(sb, f->title, strlen(f->title));
+			strbuf_addf(sb, "\n        %-9s%s\n", "id", f->id);
 			for (size_t j = 0; j < f->nr_evidence; j++)
 				add_block(sb, j ? "" : "evidence", f->evidence[j]);
 			if (f->meaning)
@@ -183,8 +189,11 @@ dr_text(struct strbuf *sb, const struct dr_report *r, bool colour)
 	}
 	for (size_t i = 0; i < r->nr; i++) {
 		count[r->f[i].severity]++;
-		if (r->f[i].severity == DR_OK)
-			strbuf_addf(sb, "%s  %s\n", sev_label(DR_OK, colour), r->f[i].title);
+		if (r->f[i].severity == DR_OK) {
+			strbuf_addf(sb, "%s  ", sev_label(DR_OK, colour));
+			fmt_add_shown(sb, r->f[i].title, strlen(r->f[i].title));
+			strbuf_addch(sb, '\n');
+		}
 	}
 	strbuf_addf(sb, "%s%zu error%s, %zu warning%s, %zu note%s, %zu ok",
 	            count[DR_OK] ? "\n" : "", count[DR_ERROR], count[DR_ERROR] == 1 ? "" : "s",

@@ -430,6 +430,31 @@ klog_event_add(struct klog_events *ev, const void *kind, const struct klog_line 
 	return e;
 }
 
+const struct klog_event *
+klog_event_find(const struct klog_events *ev, const void *kind, const char *fmt, ...)
+{
+	struct strbuf key = STRBUF_INIT;
+	const struct klog_event *found = NULL;
+	va_list ap;
+
+	if (!ev->nr_slot)
+		return NULL;
+	va_start(ap, fmt);
+	strbuf_vaddf(&key, fmt, ap);
+	va_end(ap);
+	for (size_t j = (size_t)(hash(key.buf) & (ev->nr_slot - 1)); ev->slot[j];
+	     j = (j + 1) & (ev->nr_slot - 1)) {
+		const struct klog_event *e = &ev->v[ev->slot[j] - 1];
+
+		if (e->kind == kind && !strcmp(e->key, key.buf)) {
+			found = e;
+			break;
+		}
+	}
+	strbuf_release(&key);
+	return found;
+}
+
 void
 klog_events_release(struct klog_events *ev)
 {

@@ -72,6 +72,14 @@ struct klog_events {
 struct klog_event *klog_event_add(struct klog_events *ev, const void *kind,
                                   const struct klog_line *l, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
+/*
+ * The event of kind whose key is fmt's (printf-style), or NULL: a look-up
+ * in the index, so that a report relating events (a cause on the same GPU)
+ * costs the same however many there are.
+ */
+const struct klog_event *klog_event_find(const struct klog_events *ev, const void *kind,
+                                         const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 void klog_events_release(struct klog_events *ev);
 
 /* --- the decoders (klog_*.c), driven by dr_check_klog() over each line once ------------ */

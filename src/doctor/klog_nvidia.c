@@ -387,10 +387,22 @@ klog_nvidia_line(const struct klog_line *l, struct klog_events *ev)
 
 /* --- the report ---------------------------------------------------------------------- */
 
+/*
+ * What the report functions share. Every relation between events (the GPU's
+ * UUID, the cause of a secondary Xid, the fatal event a 154 follows) is a
+ * look-up in the events' index or in the lists below, never a walk of all
+ * the events per event: a log of many GPUs and codes is reported in time
+ * linear in its events.
+ */
 struct nv_report {
 	const struct dr_ctx *ctx;
 	const struct klog_events *ev;
 	const char *version; /* the module version the log names last, or NULL */
+	const char *module;  /* the version the last split API-mismatch line names, or NULL */
+	/* per event (by index): for a 154, 1 + the index of the fatal event it follows (0:
+	   none); for any event, 1 + the index of the first 154 that follows it, and of the
+	   next 154 that follows the same one (0: no more) */
+	size_t *owner, *rec_first, *rec_next;
 };
 
 static int
@@ -409,14 +421,6 @@ event_bdf(const struct klog_event *e, char out[24])
 		k = strchrnul(k, ' ') + (strchr(k, ' ') ? 1 : 0);
 	snprintf(out, 24, "%.*s", (int)strcspn(k, " "), k);
 	return out;
-}
-
-static bool
-same_gpu(const struct klog_event *a, const struct klog_event *b)
-{
-	char x[24], y[24];
-
-	return !strcmp(event_bdf(a, x), event_bdf(b, y));
 }
 
 /* The GPU now at addr, from the snapshot (NVIDIA devices), or NULL. */
@@ -441,15 +445,10 @@ snap_gpu(const struct dr_ctx *ctx, const char *addr)
 static void
 gpu_label(const struct nv_report *nr, const char *addr, char *buf, size_t size)
 {
-	const char *uuid = NULL;
+	const struct klog_event *at = klog_event_find(nr->ev, K_GPU_AT, "%s", addr);
+	const char *uuid = at ? at->detail : NULL;
 	const struct gpu_device *d = snap_gpu(nr->ctx, addr);
 
-	for (size_t i = 0; i < nr->ev->nr; i++) {
-		const struct klog_event *e = &nr->ev->v[i];
-
-		if (e->kind == K_GPU_AT && !strcmp(e->key, addr) && e->detail)
-			uuid = e->detail;
-	}
 	if (!strcmp(addr, "?"))
 		snprintf(buf, size, "(address not logged)");
 	else if (uuid && d && d->name[0])
@@ -489,24 +488,64 @@ evidence_version(const struct nv_report *nr, struct dr_finding *f)
 		dr_evidence(f, "NVML: driver %s now", s->nvidia.driver_version);
 }
 
-/* The fatal event (an error-level Xid, a fall off the bus, a GSP error) that a 154 follows. */
+/* c when it came before r and after best (both may be NULL), else best */
+static const struct klog_event *
+later_before(const struct klog_event *best, const struct klog_event *c, const struct klog_event *r)
+{
+	if (!c || c->first.lineno >= r->first.lineno)
+		return best;
+	return !best || c->first.lineno > best->first.lineno ? c : best;
+}
+
+/*
+ * The fatal event (an error-level Xid, a fall off the bus, a GSP error) on
+ * r's GPU that a 154 follows: the latest to begin before it. Each of them
+ * is one event per GPU (and code), so it is a look-up per fatal code.
+ */
 static const struct klog_event *
 recovery_owner(const struct klog_events *ev, const struct klog_event *r)
 {
 	const struct klog_event *best = NULL;
+	const struct nv_xid *x;
+	size_t nx = klog_nvidia_xids(&x);
+	char addr[24];
 
-	for (size_t i = 0; i < ev->nr; i++) {
-		const struct klog_event *e = &ev->v[i];
-		bool fatal = e->kind == K_FALLEN || e->kind == K_GSP ||
-		             (e->kind == K_XID &&
-		              xid_severity(klog_nvidia_xid(event_code(e))) == DR_ERROR);
-
-		if (!fatal || !same_gpu(e, r) || e->first.lineno >= r->first.lineno)
-			continue;
-		if (!best || e->first.lineno > best->first.lineno)
-			best = e;
-	}
+	event_bdf(r, addr);
+	best = later_before(best, klog_event_find(ev, K_FALLEN, "%s", addr), r);
+	best = later_before(best, klog_event_find(ev, K_GSP, "119 %s", addr), r);
+	best = later_before(best, klog_event_find(ev, K_GSP, "120 %s", addr), r);
+	for (size_t i = 0; i < nx; i++)
+		if (xid_severity(&x[i]) == DR_ERROR)
+			best = later_before(
+			        best, klog_event_find(ev, K_XID, "%d %s", x[i].code, addr), r);
 	return best;
+}
+
+/* The owners of the 154s (nr->owner) and each owner's list of them, in the log's order. */
+static void
+index_recoveries(struct nv_report *nr)
+{
+	size_t n = nr->ev->nr ? nr->ev->nr : 1;
+	size_t *last = xcalloc(n, sizeof(*last));
+
+	nr->owner = xcalloc(n, sizeof(*nr->owner));
+	nr->rec_first = xcalloc(n, sizeof(*nr->rec_first));
+	nr->rec_next = xcalloc(n, sizeof(*nr->rec_next));
+	for (size_t i = 0; i < nr->ev->nr; i++) {
+		const struct klog_event *o;
+		size_t k;
+
+		if (nr->ev->v[i].kind != K_RECOVERY || !(o = recovery_owner(nr->ev, &nr->ev->v[i])))
+			continue;
+		k = (size_t)(o - nr->ev->v);
+		nr->owner[i] = k + 1;
+		if (last[k])
+			nr->rec_next[last[k] - 1] = i + 1;
+		else
+			nr->rec_first[k] = i + 1;
+		last[k] = i + 1;
+	}
+	free(last);
 }
 
 /* "GPU Reset Required" out of "0x1 (GPU Reset Required)" */
@@ -527,12 +566,10 @@ static void
 attach_recovery(const struct nv_report *nr, struct dr_finding *f, const struct klog_event *e,
                 struct strbuf *action)
 {
-	for (size_t i = 0; i < nr->ev->nr; i++) {
-		const struct klog_event *r = &nr->ev->v[i];
+	for (size_t i = nr->rec_first[e - nr->ev->v]; i; i = nr->rec_next[i - 1]) {
+		const struct klog_event *r = &nr->ev->v[i - 1];
 		char when[48], act[96];
 
-		if (r->kind != K_RECOVERY || recovery_owner(nr->ev, r) != e)
-			continue;
 		recovery_action(r, act, sizeof(act));
 		evidence_event(nr, f, r, "Xid 154 repeated");
 		if (strcmp(act, "None") && strcmp(act, "0x0")) {
@@ -544,21 +581,26 @@ attach_recovery(const struct nv_report *nr, struct dr_finding *f, const struct k
 	}
 }
 
-/* The cause of a secondary Xid: an event of one of codes on the same GPU before e. */
+/*
+ * The cause of a secondary Xid: the first event of one of codes on the same
+ * GPU that began before e's last line (one event per code and GPU: a look-up
+ * per code).
+ */
 static const struct klog_event *
 cause_before(const struct klog_events *ev, const struct klog_event *e, const int *codes, size_t n)
 {
-	for (size_t i = 0; i < ev->nr; i++) {
-		const struct klog_event *c = &ev->v[i];
+	const struct klog_event *best = NULL;
+	char addr[24];
 
-		if (c->kind != K_XID || c == e || !same_gpu(c, e) ||
-		    c->first.lineno >= e->last.lineno)
-			continue;
-		for (size_t j = 0; j < n; j++)
-			if (event_code(c) == codes[j])
-				return c;
+	event_bdf(e, addr);
+	for (size_t j = 0; j < n; j++) {
+		const struct klog_event *c = klog_event_find(ev, K_XID, "%d %s", codes[j], addr);
+
+		if (c && c != e && c->first.lineno < e->last.lineno &&
+		    (!best || c->order < best->order))
+			best = c;
 	}
-	return NULL;
+	return best;
 }
 
 static const struct klog_event *
@@ -570,14 +612,10 @@ find_xid(const struct klog_events *ev, const struct klog_event *e, int code)
 static const struct klog_event *
 find_xid_after(const struct klog_events *ev, const struct klog_event *e, int code)
 {
-	for (size_t i = 0; i < ev->nr; i++) {
-		const struct klog_event *c = &ev->v[i];
+	char addr[24];
+	const struct klog_event *c = klog_event_find(ev, K_XID, "%d %s", code, event_bdf(e, addr));
 
-		if (c->kind == K_XID && same_gpu(c, e) && event_code(c) == code &&
-		    c->last.lineno > e->first.lineno)
-			return c;
-	}
-	return NULL;
+	return c && c->last.lineno > e->first.lineno ? c : NULL;
 }
 
 static const int nvlink_codes[] = { 74, 144, 145, 146, 147, 148, 149, 150 };
@@ -880,11 +918,9 @@ report_api(const struct nv_report *nr, const struct klog_event *e, struct dr_rep
 	struct dr_finding *f;
 
 	if (!module_version(e->last.msg, e->last.msg + e->last.len, module, sizeof(module)) &&
-	    !module_version(e->first.msg, e->first.msg + e->first.len, module, sizeof(module))) {
-		for (size_t i = 0; i < nr->ev->nr; i++)
-			if (nr->ev->v[i].kind == K_API_MODULE)
-				snprintf(module, sizeof(module), "%s", nr->ev->v[i].key);
-	}
+	    !module_version(e->first.msg, e->first.msg + e->first.len, module, sizeof(module)) &&
+	    nr->module)
+		snprintf(module, sizeof(module), "%s", nr->module);
 	f = dr_add(r, "log.nvidia.api_mismatch", DR_ERROR,
 	           "NVIDIA user-space libraries %s talk to kernel module %s: versions differ%s",
 	           client, module, e->count > 1 ? " (repeated)" : "");
@@ -909,15 +945,18 @@ report_api(const struct nv_report *nr, const struct klog_event *e, struct dr_rep
 void
 klog_nvidia_report(const struct dr_ctx *ctx, const struct klog_events *ev, struct dr_report *r)
 {
-	struct nv_report nr = { ctx, ev, NULL };
+	struct nv_report nr = { ctx, ev, NULL, NULL, NULL, NULL, NULL };
 	bool gsp_xid = false, rpc = false;
 
 	for (size_t i = 0; i < ev->nr; i++) {
 		if (ev->v[i].kind == K_VERSION)
 			nr.version = ev->v[i].key;
+		if (ev->v[i].kind == K_API_MODULE)
+			nr.module = ev->v[i].key;
 		gsp_xid |= ev->v[i].kind == K_GSP;
 		rpc |= ev->v[i].kind == K_GSP_RPC;
 	}
+	index_recoveries(&nr);
 	for (size_t i = 0; i < ev->nr; i++) {
 		const struct klog_event *e = &ev->v[i];
 
@@ -929,7 +968,7 @@ klog_nvidia_report(const struct dr_ctx *ctx, const struct klog_events *ev, struc
 			report_gsp(&nr, e, r, rpc);
 			rpc = false; /* the RPC lines go with the first */
 		} else if (e->kind == K_RECOVERY) {
-			if (!recovery_owner(ev, e))
+			if (!nr.owner[i])
 				report_recovery_alone(&nr, e, r);
 		} else if (e->kind == K_RMINIT) {
 			report_rminit(&nr, e, r);
@@ -939,4 +978,7 @@ klog_nvidia_report(const struct dr_ctx *ctx, const struct klog_events *ev, struc
 	}
 	if (rpc && !gsp_xid)
 		report_gsp(&nr, NULL, r, true);
+	free(nr.owner);
+	free(nr.rec_first);
+	free(nr.rec_next);
 }

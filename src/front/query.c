@@ -17,6 +17,7 @@
 
 #include "core/err.h"
 #include "core/fields.h"
+#include "core/fmt.h"
 #include "core/gpu.h"
 #include "core/strbuf.h"
 #include "core/xalloc.h"
@@ -719,7 +720,7 @@ compute_mode_name(int mode)
 	return NULL;
 }
 
-/* Append the command path of p, control characters made '?'; false if unknown. */
+/* Append the command path of p, through fmt_add_shown(); false if unknown. */
 static bool
 add_proc_name(const struct gpu_proc *p, struct strbuf *out)
 {
@@ -735,8 +736,7 @@ add_proc_name(const struct gpu_proc *p, struct strbuf *out)
 	} else {
 		return false;
 	}
-	for (size_t i = 0; i < n; i++)
-		strbuf_addch(out, (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i]);
+	fmt_add_shown(out, s, n);
 	return true;
 }
 
@@ -777,7 +777,8 @@ add_raw(const struct qfield *f, const struct gpu_snapshot *snap, const struct gp
 	case QF_DRIVER:
 		if (!snap->nvidia.driver_version[0])
 			return false;
-		strbuf_addstr(out, snap->nvidia.driver_version);
+		fmt_add_shown(out, snap->nvidia.driver_version,
+		              strlen(snap->nvidia.driver_version));
 		return true;
 	case QF_COUNT:
 		strbuf_addf(out, "%zu", snap->nr_dev);
@@ -785,7 +786,7 @@ add_raw(const struct qfield *f, const struct gpu_snapshot *snap, const struct gp
 	case QF_HOSTNAME:
 		if (!snap->hostname[0])
 			return false;
-		strbuf_addstr(out, snap->hostname);
+		fmt_add_shown(out, snap->hostname, strlen(snap->hostname));
 		return true;
 	case QF_INDEX:
 		strbuf_addf(out, "%u", d->index);
@@ -795,7 +796,7 @@ add_raw(const struct qfield *f, const struct gpu_snapshot *snap, const struct gp
 
 		if (!s[0])
 			return false;
-		strbuf_addstr(out, s);
+		fmt_add_shown(out, s, strlen(s));
 		return true;
 	}
 	case QF_PCI_DOMAIN:

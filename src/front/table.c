@@ -116,14 +116,20 @@ header(struct strbuf *sb, const struct gpu_snapshot *snap, const struct term *t)
 	fmt_styled(sb, t, ST_BOLD, snap->hostname[0] ? snap->hostname : "(unknown host)");
 	strbuf_addf(sb, "  %s  gpuscope %s\n", when, GPUSCOPE_VERSION);
 	if (nv->driver_version[0] || nv->cuda_version || nv->nvml_version[0]) {
-		strbuf_addf(sb, "NVIDIA driver %s",
-		            nv->driver_version[0] ? nv->driver_version : NA);
+		/* the versions are the driver's words: shown as every text from outside */
+		const char *drv = nv->driver_version[0] ? nv->driver_version : NA;
+		const char *nvml = nv->nvml_version[0] ? nv->nvml_version : NA;
+
+		strbuf_addstr(sb, "NVIDIA driver ");
+		fmt_add_shown(sb, drv, strlen(drv));
 		if (nv->cuda_version)
 			strbuf_addf(sb, "  CUDA %d.%d", nv->cuda_version / 1000,
 			            nv->cuda_version % 1000 / 10);
 		else
 			strbuf_addstr(sb, "  CUDA " NA);
-		strbuf_addf(sb, "  NVML %s\n", nv->nvml_version[0] ? nv->nvml_version : NA);
+		strbuf_addstr(sb, "  NVML ");
+		fmt_add_shown(sb, nvml, strlen(nvml));
+		strbuf_addch(sb, '\n');
 	}
 }
 
