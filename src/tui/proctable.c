@@ -224,9 +224,17 @@ tui_draw_procs(struct tui *t, int y, int rows)
 	t->geom.proc_y = y + 1;
 	t->geom.proc_rows = page;
 	if (!t->pv.nr) {
-		tui_puts(t, y + 1, 2, COLS - 2, ROLE_DIM,
-		         t->snap.nr_proc ? "no process matches (Esc clears the filters)"
-		                         : "no processes are using the GPUs");
+		struct strbuf why = STRBUF_INIT;
+
+		if (t->snap.nr_proc)
+			tui_puts(t, y + 1, 2, COLS - 2, ROLE_DIM,
+			         "no process matches (Esc clears the filters)");
+		else if (gpu_snapshot_procs_unknown(&t->snap, &why)) /* unknown is not none */
+			tui_puts(t, y + 1, 2, COLS - 2, ROLE_DIM, why.buf);
+		else
+			tui_puts(t, y + 1, 2, COLS - 2, ROLE_DIM,
+			         "no processes are using the GPUs");
+		strbuf_release(&why);
 		return;
 	}
 	if (t->cursor >= t->pv.nr)
