@@ -22,7 +22,7 @@ json_str(struct strbuf *sb, const char *s)
 		size_t n = 0;
 
 		/* copy a run of plain characters at once */
-		while (p[n] >= 0x20 && p[n] < 0x80 && p[n] != '"' && p[n] != '\\')
+		while (p[n] >= 0x20 && p[n] < 0x7F && p[n] != '"' && p[n] != '\\')
 			n++;
 		if (n) {
 			strbuf_add(sb, p, n);
@@ -53,8 +53,9 @@ json_str(struct strbuf *sb, const char *s)
 			p++;
 			continue;
 		}
-		if (c < 0x80) {
-			strbuf_addch(sb, (char)c);
+		if (c == 0x7F) {
+			/* DEL, and the C1 controls below, escaped: raw JSON may reach a terminal */
+			strbuf_addstr(sb, "\\u007f");
 			p++;
 			continue;
 		}
@@ -87,7 +88,10 @@ json_str(struct strbuf *sb, const char *s)
 			p++;
 			continue;
 		}
-		strbuf_add(sb, p, n + 1);
+		if (c == 0xC2 && p[1] <= 0x9F)
+			strbuf_addf(sb, "\\u%04x", p[1]); /* U+0080 to U+009F: C1 controls */
+		else
+			strbuf_add(sb, p, n + 1);
 		p += n + 1;
 	}
 	strbuf_addch(sb, '"');

@@ -58,6 +58,11 @@ main(void)
 	is_str(str("\xf4\x90\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"",
 	       "above U+10FFFF is not UTF-8");
 	is_str(str(""), "\"\"", "empty string");
+	is_str(str("a\x7f\xc2\x9b"
+	           "2J\xc2\x9d"
+	           "0;t\xc2\xa0"),
+	       "\"a\\u007f\\u009b2J\\u009d0;t\xc2\xa0\"",
+	       "DEL and C1 controls (U+0080 to U+009F, a terminal's CSI and OSC) escaped, U+00A0 kept");
 
 	is_str(num(0, 0), "0", "zero");
 	is_str(num(-0.0, 2), "0", "negative zero is 0");
