@@ -144,6 +144,48 @@ state_name(enum dev_state st)
 	return &dev_states[st];
 }
 
+bool
+gpu_device_procs_known(const struct gpu_device *d)
+{
+	return d->state == DEV_OK || d->state == DEV_SUSPENDED;
+}
+
+size_t
+gpu_snapshot_procs_unknown(const struct gpu_snapshot *snap, struct strbuf *why)
+{
+	size_t n = 0, last = 0;
+	unsigned states = 0; /* a bit per state met */
+
+	for (size_t i = 0; i < snap->nr_dev; i++)
+		if (!gpu_device_procs_known(&snap->dev[i])) {
+			n++;
+			last = i;
+			states |= 1u << (unsigned)snap->dev[i].state;
+		}
+	if (!n || !why)
+		return n;
+	strbuf_reset(why);
+	strbuf_addstr(why, "the processes of ");
+	for (size_t i = 0, k = 0; i < snap->nr_dev; i++) {
+		if (gpu_device_procs_known(&snap->dev[i]))
+			continue;
+		if (k++)
+			strbuf_addstr(why, i == last ? " and " : ", ");
+		strbuf_addf(why, "GPU %u", snap->dev[i].index);
+	}
+	strbuf_addstr(why, " are unknown: ");
+	for (unsigned st = 0, k = 0; st < 32; st++)
+		if (states & (1u << st)) {
+			const char *key = dev_state_key((enum dev_state)st);
+
+			if (k++)
+				strbuf_addstr(why, ", ");
+			for (; *key; key++)
+				strbuf_addch(why, *key == '_' ? ' ' : *key);
+		}
+	return n;
+}
+
 const char *
 dev_state_key(enum dev_state st)
 {

@@ -285,6 +285,22 @@ int gpu_select(const struct gpu_device *dev, size_t nr, const char *ids, bool *s
  * DEV_OK). A value outside the enum reads as DEV_ERROR.
  */
 const char *dev_state_key(enum dev_state st);
+
+/*
+ * Whether a sample listed d's processes: not when the GPU did not answer,
+ * fell off the bus, needs a reset, could not be opened or failed (its list
+ * is unknown, which is not empty). A suspended GPU is read as having none.
+ */
+bool gpu_device_procs_known(const struct gpu_device *d);
+
+/*
+ * How many of snap's GPUs have an unknown process list; when why is not
+ * NULL and there are any, one line saying which and why ("the processes
+ * of GPU 0 and GPU 1 are unknown: not responding") replaces its contents.
+ */
+struct strbuf;
+size_t gpu_snapshot_procs_unknown(const struct gpu_snapshot *snap, struct strbuf *why);
+
 const char *dev_state_word(enum dev_state st);
 const char *dev_state_smi(enum dev_state st);
 const char *vendor_key(enum gpu_vendor v); /* "nvidia", ... */

@@ -408,6 +408,8 @@ json_status(struct strbuf *sb, const struct gpu_snapshot *snap, bool pretty, boo
 	struct jw w = { sb, pretty, 0, true };
 	char iso[40], cuda[16];
 	const struct nvidia_sysinfo *nv = &snap->nvidia;
+	struct strbuf why = STRBUF_INIT;
+	size_t unknown = 0;
 
 	/* room for the whole document, most of the time: a GPU takes 4.4 KiB, a process 0.8 */
 	strbuf_grow(sb, 1024 + snap->nr_dev * 5120 + (with_procs ? snap->nr_proc * 1024 : 0));
@@ -431,7 +433,12 @@ json_status(struct strbuf *sb, const struct gpu_snapshot *snap, bool pretty, boo
 	for (size_t i = 0; i < snap->nr_dev; i++)
 		write_device(&w, &snap->dev[i]);
 	jw_close(&w, ']');
-	if (with_procs) {
+	if (with_procs)
+		unknown = gpu_snapshot_procs_unknown(snap, &why);
+	if (with_procs && snap->nr_dev && unknown == snap->nr_dev) {
+		/* no GPU listed its processes: unknown, which is not none */
+		jw_string(&w, "processes", NULL);
+	} else if (with_procs) {
 		jw_open(&w, "processes", '[');
 		for (size_t i = 0; i < snap->nr_proc; i++)
 			write_proc(&w, snap, &snap->proc[i]);
@@ -442,6 +449,11 @@ json_status(struct strbuf *sb, const struct gpu_snapshot *snap, bool pretty, boo
 		jw_key(&w, NULL);
 		json_str(sb, snap->note[i]);
 	}
+	if (unknown) {
+		jw_key(&w, NULL);
+		json_str(sb, why.buf);
+	}
+	strbuf_release(&why);
 	jw_close(&w, ']');
 	jw_close(&w, '}');
 	strbuf_addch(sb, '\n');

@@ -742,10 +742,20 @@ procs_table(struct strbuf *sb, const struct gpu_snapshot *snap, const struct ter
 		strbuf_addch(sb, '\n');
 		strbuf_release(&h);
 	}
-	if (!snap->nr_proc) {
-		fmt_styled(sb, t, ST_DIM, "  no processes are using the GPUs");
-		strbuf_addch(sb, '\n');
-		return;
+	{
+		/* a GPU that did not list its processes has unknown ones, not none */
+		struct strbuf why = STRBUF_INIT, line = STRBUF_INIT;
+
+		if (gpu_snapshot_procs_unknown(snap, &why)) {
+			strbuf_addf(&line, "  %s", why.buf);
+			fmt_styled(sb, t, ST_YELLOW, line.buf);
+			strbuf_addch(sb, '\n');
+			strbuf_release(&line);
+		} else if (!snap->nr_proc) {
+			fmt_styled(sb, t, ST_DIM, "  no processes are using the GPUs");
+			strbuf_addch(sb, '\n');
+		}
+		strbuf_release(&why);
 	}
 	for (size_t i = 0; i < snap->nr_proc; i++) {
 		const struct gpu_proc *p = &snap->proc[i];

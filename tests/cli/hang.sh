@@ -1,7 +1,8 @@
 #!/bin/sh
 # Nothing hangs past --timeout: a driver whose nvmlShutdown never returns
 # (the fake's delay fault) holds no command past its bound, and the output
-# is written before the driver is shut down. Prints TAP.
+# is written before the driver is shut down; processes a hung GPU could not
+# list are unknown, not none. Prints TAP.
 set -u
 O=${O:-build}
 cd "$(dirname "$0")/../.." || exit 2
@@ -99,6 +100,28 @@ check "serve starts listening and answers /metrics within 15 s" grep -q '^gpusco
 kill "$pid"
 wait "$pid" 2>/dev/null
 pid=""
+
+# a process query that never returns: unknown is not none
+awk '{ print } /^\[system\]/ { print "delay = nvmlDeviceGetComputeRunningProcesses* 30000" }' \
+	tests/scenarios/h100x2.scn >"$tmp/procs.scn"
+fx FAKE_NVML_SCENARIO="$tmp/procs.scn" timeout 20 "$bin" status --json --timeout 1 >"$tmp/out" 2>"$tmp/err"
+check "status --json, every GPU's process query hung: processes null, a note names the GPUs" \
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(not (d["processes"] is None and any("GPU 0 and GPU 1 are unknown" in n for n in d["notes"])))' "$tmp/out"
+fx FAKE_NVML_SCENARIO="$tmp/procs.scn" timeout 20 "$bin" status --timeout 1 >"$tmp/out" 2>"$tmp/err"
+check "status: says the processes are unknown, not that none use the GPUs" \
+	sh -c "grep -q 'processes of GPU 0 and GPU 1 are unknown' '$tmp/out' && ! grep -q 'no processes are using' '$tmp/out'"
+# only GPU 1's query hangs (its [gpu] section is the second)
+awk '{ print } /^\[gpu\]/ && ++g == 2 { print "delay = nvmlDeviceGetComputeRunningProcesses* 30000" }' \
+	tests/scenarios/h100x2.scn >"$tmp/procs1.scn"
+fx FAKE_NVML_SCENARIO="$tmp/procs1.scn" timeout 20 "$bin" status --json --timeout 1 >"$tmp/out" 2>"$tmp/err"
+check "status --json, GPU 1's query hung: GPU 0's processes listed, a note names GPU 1" \
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["processes"]
+sys.exit(not (p and all(x["gpu_index"] == 0 for x in p) and
+              any("processes of GPU 1 are unknown" in n for n in d["notes"])))' "$tmp/out"
 
 echo "1..$n"
 [ $fail = 0 ]
