@@ -42,8 +42,11 @@ NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncurses
 # for its header. It is not linked: serve dlopens libmicrohttpd.so.12 (libmicrohttpd12), so
 # that GnuTLS and p11-kit, which it brings, load in serve only (docs/design.md, serve)
 MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
-# crypt_r (libxcrypt: bcrypt) for the basic auth of serve's web configuration
-LIBS += -lcrypt
+# crypt_r (libxcrypt: bcrypt) for the basic auth of serve's web configuration; Debian:
+# libcrypt-dev for its header. It is not linked: webconfig.c dlopens libcrypt.so.1 (libcrypt1)
+# on first use, so that no other command maps it (docs/performance.md, top's memory). The unit
+# tests link it: t_webauth.c makes hashes of its own with it.
+TEST_LIBS = $(LIBS) -lcrypt
 # jansson reads every JSON file gpuscope reads (config.json, CUDA's version.json); Debian: libjansson-dev
 JANSSON_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)
 JANSSON_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
@@ -53,7 +56,7 @@ LIBS += $(JANSSON_LIBS) -lz
 # jansson, zlib, ncursesw and tinfo are linked from their archives where they are installed
 # (Debian's -dev packages ship them): as shared libraries they cost every command, --version
 # included, their loading and symbol look-ups at start (docs/performance.md, start-up).
-# STATIC_DEPS=0 links them shared. libcrypt stays shared (LGPL).
+# STATIC_DEPS=0 links them shared.
 STATIC_DEPS ?= 1
 ifeq ($(STATIC_DEPS),1)
 static_lib = $(if $(filter /%,$(shell $(CC) -print-file-name=lib$(1).a)),-l:lib$(1).a,-l$(1))
@@ -188,7 +191,7 @@ $(FAKE_STUB): $(FAKE_LIB)
 
 $(O)/tests/%: tests/unit/%.c $(LIB) tests/harness.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LIBS)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(TEST_LIBS)
 
 deps:
 	@scripts/install-deps.sh run

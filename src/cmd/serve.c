@@ -340,6 +340,15 @@ hash_password(void)
 		          WEB_PASSWORD_MAX);
 		return EXIT_USAGE;
 	}
+	{
+		struct err err = ERR_INIT;
+
+		if (web_crypt_load(&err) < 0) {
+			explicit_bzero(buf, sizeof(buf));
+			cmd_error("--hash-password: %s", err.msg);
+			return EXIT_RUNTIME;
+		}
+	}
 	rc = web_password_hash(buf, hash, sizeof(hash));
 	explicit_bzero(buf, sizeof(buf));
 	if (rc < 0) {

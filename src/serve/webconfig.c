@@ -2,12 +2,18 @@
  * The web configuration file (see webconfig.h): a small, strict reader of
  * the YAML that exporter-toolkit's format uses (two levels of "key: value",
  * comments, quoted scalars), and basic auth against bcrypt hashes through
- * the C library's crypt_r (libxcrypt).
+ * libxcrypt's crypt_r.
+ *
+ * libcrypt is loaded with dlopen on first use (web_crypt_load()), not
+ * linked: only serve's basic auth needs it, and linked it is mapped into
+ * every command, top included, for its whole life (docs/performance.md,
+ * top's memory). crypt.h still gives the types and constants.
  */
 #include "serve/webconfig.h"
 
 #include <crypt.h>
 #include <ctype.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -41,6 +47,54 @@ struct web_auth_cache {
 };
 
 static struct web_auth_cache *cache_new(void);
+
+#ifndef CRYPT_LIBRARY
+#define CRYPT_LIBRARY "libcrypt.so.1" /* libxcrypt's; Debian: libcrypt1 */
+#endif
+
+/* libcrypt's functions, resolved once by crypt_resolve() */
+static struct {
+	__typeof__(crypt_r) *crypt_r;
+	__typeof__(crypt_gensalt_rn) *crypt_gensalt_rn;
+	char error[256]; /* why they could not be resolved; "" when they were */
+} lc;
+static pthread_once_t lc_once = PTHREAD_ONCE_INIT;
+
+static void
+crypt_resolve(void)
+{
+	void *dl = dlopen(CRYPT_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+	void *r = dl ? dlsym(dl, "crypt_r") : NULL;
+	void *g = dl ? dlsym(dl, "crypt_gensalt_rn") : NULL;
+
+	if (!r || !g) {
+		snprintf(lc.error, sizeof(lc.error), "%s",
+		         dl ? CRYPT_LIBRARY " has no crypt_r or crypt_gensalt_rn" : dlerror());
+		if (dl)
+			dlclose(dl);
+		return;
+	}
+	/* storing an object pointer into a function pointer is what dlsym is for */
+	memcpy(&lc.crypt_r, &r, sizeof(r));
+	memcpy(&lc.crypt_gensalt_rn, &g, sizeof(g));
+}
+
+/* Whether libcrypt's functions are there, loading it the first time. */
+static bool
+crypt_loaded(void)
+{
+	pthread_once(&lc_once, crypt_resolve);
+	return lc.crypt_r != NULL;
+}
+
+int
+web_crypt_load(struct err *err)
+{
+	if (crypt_loaded())
+		return 0;
+	return err_set(err, E_NOTSUP, "basic auth needs libcrypt (%s): install libcrypt1",
+	               lc.error);
+}
 
 static char *
 trim(char *s)
@@ -289,6 +343,14 @@ web_config_parse(struct web_config *wc, const char *text, const char *path, stru
 			if (bcrypt_cost(wc->user[i].hash) > cost)
 				cost = bcrypt_cost(wc->user[i].hash);
 		snprintf(wc->dummy, sizeof(wc->dummy), "$2b$%02u$abcdefghijklmnopqrstuu", cost);
+		/* every check needs libcrypt: without it, say so now rather than refuse everyone */
+		if (!crypt_loaded()) {
+			web_config_release(wc);
+			return err_set(
+			        err, E_NOTSUP,
+			        "%s: basic_auth_users needs libcrypt (%s): install libcrypt1", path,
+			        lc.error);
+		}
 		wc->cache = cache_new();
 	}
 	return 0;
@@ -409,7 +471,7 @@ expired(const struct timespec *t, const struct timespec *now)
 static bool
 cache_digest(struct web_auth_cache *c, const char *password, char *out, size_t size)
 {
-	const char *d = crypt_r(password, c->setting, &c->cd);
+	const char *d = lc.crypt_r(password, c->setting, &c->cd);
 
 	if (!d || d[0] == '*')
 		return false;
@@ -494,7 +556,7 @@ web_config_check_slow(struct web_config *wc, const char *user, const char *passw
 	/* an unknown user costs the same as the slowest known one: timing does not tell them apart
 	 */
 	cd = xcalloc(1, sizeof(*cd));
-	h = crypt_r(password, u ? u->hash : wc->dummy, cd);
+	h = lc.crypt_r(password, u ? u->hash : wc->dummy, cd);
 	pass = u && h && h[0] != '*' && same(h, u->hash);
 	explicit_bzero(cd, sizeof(*cd));
 	free(cd);
@@ -545,11 +607,13 @@ web_password_hash(const char *password, char *out, size_t size)
 
 	if (strlen(password) > WEB_PASSWORD_MAX)
 		return -2;
+	if (!crypt_loaded())
+		return -1;
 	/* "$2b$" is what libxcrypt makes; "$2y$" is the same algorithm, as htpasswd spells it */
-	if (!crypt_gensalt_rn("$2b$", 10, NULL, 0, setting, sizeof(setting)))
+	if (!lc.crypt_gensalt_rn("$2b$", 10, NULL, 0, setting, sizeof(setting)))
 		return -1;
 	cd = xcalloc(1, sizeof(*cd));
-	h = crypt_r(password, setting, cd);
+	h = lc.crypt_r(password, setting, cd);
 	if (h && bcrypt_hash(h) && strlen(h) < size) {
 		snprintf(out, size, "$2y$%s", h + 4);
 		rc = 0;

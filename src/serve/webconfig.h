@@ -108,11 +108,19 @@ bool web_config_check_basic(struct web_config *wc, const char *user, size_t user
                             const char *password, size_t password_len);
 
 /*
+ * Load libcrypt (libxcrypt's libcrypt.so.1, with dlopen; once, whatever the
+ * thread), which every bcrypt check and hash needs. web_config_parse() and
+ * web_password_hash() call it; a command may call it first for the message.
+ * Returns 0, or E_NOTSUP with err naming the library and its package.
+ */
+int web_crypt_load(struct err *err);
+
+/*
  * A bcrypt hash ("$2y$10$...") of password, for basic_auth_users (what
  * `gpuscope serve --hash-password` prints). Returns 0; -2 when password is
  * longer than WEB_PASSWORD_MAX bytes (bcrypt would ignore the rest, so it
- * could never be told from its first 72 bytes); -1 when the C library
- * cannot make one or out is too small.
+ * could never be told from its first 72 bytes); -1 when libcrypt is
+ * missing (web_crypt_load() says why), cannot make one, or out is too small.
  */
 int web_password_hash(const char *password, char *out, size_t size);
 
