@@ -68,7 +68,7 @@ endif
 # the layers (docs/design.md): every folder of src/ but the commands' and
 # the two front ends that need ncursesw and libmicrohttpd go into one library
 # that the tests link
-LIB_DIRS := core backend front doctor fit record
+LIB_DIRS := core backend front doctor fit record bench
 LIB_SRC := $(sort $(wildcard $(LIB_DIRS:%=src/%/*.c)) src/serve/webconfig.c src/serve/negotiate.c)
 CMD_SRC := $(sort $(wildcard src/cmd/*.c src/tui/*.c) src/serve/http.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o) $(O)/src/doctor/cuda_data.o $(O)/src/doctor/xid_data.o \

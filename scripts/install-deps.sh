@@ -45,6 +45,9 @@ if [ "$mode" = check ]; then
 	have curl || need="$need curl"
 	have prometheus && have promtool || optional="$optional prometheus"
 	have chromium || optional="$optional chromium"
+	# bench matmul's BLAS row and its unit test: a real cblas_sgemm (loaded with dlopen)
+	[ -e /usr/lib/x86_64-linux-gnu/libopenblas.so.0 ] || [ -e /usr/lib/aarch64-linux-gnu/libopenblas.so.0 ] ||
+		ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so\.0' || optional="$optional libopenblas0"
 	# the fake library's test runs a client under memcheck and helgrind; docs renders the man page
 	have valgrind || need="$need valgrind"
 	have groff || need="$need groff-base"

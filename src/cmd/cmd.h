@@ -32,6 +32,7 @@ int cmd_replay(int argc, char **argv, struct gs_config *cfg);
 int cmd_doctor(int argc, char **argv, struct gs_config *cfg);
 int cmd_fit(int argc, char **argv, struct gs_config *cfg);
 int cmd_specs(int argc, char **argv, struct gs_config *cfg);
+int cmd_bench(int argc, char **argv, struct gs_config *cfg);
 int cmd_serve(int argc, char **argv, struct gs_config *cfg);
 
 enum snap_flags {

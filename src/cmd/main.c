@@ -30,6 +30,7 @@ static const char help_text[] =
         "                [--batch N] [--gpus N] [--gpu NAME,...|--rent] [--zero 1|2|3|--fsdp]\n"
         "                [--checkpointing] [--optimizer O] [--lora-rank R] [--tokens T] [--json]\n"
         "       gpuscope specs [NAME] [--json]\n"
+        "       gpuscope bench matmul [--size N | --sweep] [--json] [--threads N]\n"
         "       gpuscope serve [--listen ADDR] [--web-config FILE] [-d SEC] [--processes N]\n"
         "       gpuscope --demo [command and options]\n"
         "       gpuscope --version | --help\n"
@@ -120,6 +121,12 @@ static const char help_text[] =
         "\n"
         "specs: the spec table (memory, bandwidth, FP64/FP32/BF16/FP8/INT8 peaks, FP64:FP32\n"
         "ratio, TDP), all of it or the rows NAME matches; --json, --sources.\n"
+        "\n"
+        "bench matmul: C = A x B in FP32 on the CPU (the naive loop, a blocked vectorised\n"
+        "kernel on all CPUs, the system BLAS), each result checked, GFLOP/s against this\n"
+        "CPU's peak (docs/bench.md); no GPU kernels yet, and it says so.\n"
+        "      --size=N        N x N (default 1024); --sweep: 64 to 8192\n"
+        "      --threads=N     threads of the blocked kernel and the BLAS\n"
         "\n"
         "serve: a Prometheus exporter and a live web page (docs/serve.md): /metrics (text\n"
         "format, or OpenMetrics when asked; docs/metrics.md), /api/v1/status (status --json),\n"
@@ -265,6 +272,8 @@ main(int argc, char **argv)
 		rc = cmd_fit(n - 1, args + 1, &cfg);
 	else if (n > 1 && !strcmp(args[1], "specs"))
 		rc = cmd_specs(n - 1, args + 1, &cfg);
+	else if (n > 1 && !strcmp(args[1], "bench"))
+		rc = cmd_bench(n - 1, args + 1, &cfg);
 	else if (n > 1 && !strcmp(args[1], "serve"))
 		rc = cmd_serve(n - 1, args + 1, &cfg);
 	else if (n > 1 && !strcmp(args[1], "query"))
@@ -273,7 +282,7 @@ main(int argc, char **argv)
 		rc = cmd_query(n, args, &cfg); /* nvidia-smi's spelling: no subcommand */
 	else if (n > 1 && args[1][0] != '-') {
 		cmd_error(
-		        "'%s' is not a gpuscope command (commands: status, query, top, watch, record, replay, doctor, fit, specs, serve); see 'gpuscope --help'",
+		        "'%s' is not a gpuscope command (commands: status, query, top, watch, record, replay, doctor, fit, specs, bench, serve); see 'gpuscope --help'",
 		        args[1]);
 		rc = EXIT_USAGE;
 	} else

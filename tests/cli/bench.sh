@@ -1,0 +1,206 @@
+#!/bin/sh
+# gpuscope bench matmul end to end, on this machine's CPU for real: --size
+# 256 --json parses as gpuscope.bench/1, has the three kernels (the BLAS row
+# measured, or with its reason), every check passes, every GFLOP/s is above 0
+# and the CPU's peak is derived; every key it prints is in docs/bench.md; the
+# table says why there is no GPU column; bad options and sizes exit 2 with
+# one line; a fixture cpuinfo sets the peak; a BLAS that gets one element
+# wrong is an error line and exit 1; SIGINT stops it cleanly. Prints
+# TAP, with the figures measured here as comments.
+set -u
+O=${O:-build}
+cd "$(dirname "$0")/../.." || exit 2
+bin=$O/gpuscope
+if [ ! -x "$bin" ]; then
+	echo "1..0 # SKIP needs $bin"
+	exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+n=0 fail=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+# shellcheck source=tests/skip.inc
+. ./tests/skip.inc
+not_ok() {
+	n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; shift
+	for f in "$@"; do [ -f "$f" ] && sed 's/^/# /' "$f" | head -n 30; done
+}
+expect() { # expected exit status, what, the command; output in $tmp/out, $tmp/err
+	want=$1 what=$2; shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -eq "$want" ]; then ok "$what (exit $rc)"; else not_ok "$what: exit $rc, wanted $want" "$tmp/out" "$tmp/err"; fi
+}
+pass_if() { # what, the file to show on failure, then the test command
+	what=$1 file=$2; shift 2
+	if "$@"; then ok "$what"; else not_ok "$what" "$file"; fi
+}
+one_line() { # the error is one line starting "gpuscope: "
+	if [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q '^gpuscope: ' "$tmp/err"; then ok "$1: one line on stderr"; else not_ok "$1: not one error line" "$tmp/err"; fi
+}
+
+# 1. usage errors: one line, exit 2, before anything is measured
+for case in "matmul --size 0|--size 0" "matmul --size 99999|--size 99999" "matmul --size abc|--size abc" \
+	"matmul --size -5|negative size" "matmul --threads 0|--threads 0" "matmul --frobnicate|unknown option" \
+	"matmul --size|--size without a value" "matmul --size 64 --sweep|--size with --sweep" \
+	"stream|an unknown test" "|no test" "matmul extra|an extra argument"; do
+	args=${case%%|*} what=${case#*|}
+	# shellcheck disable=SC2086
+	expect 2 "refused: $what" "$bin" bench $args
+	one_line "$what"
+done
+expect 0 "bench --help" "$bin" bench --help
+pass_if "--help lists --sweep" "$tmp/out" grep -q -- '--sweep' "$tmp/out"
+
+# 2. the JSON document at 256, measured here
+expect 0 "bench matmul --size 256 --json" "$bin" bench matmul --size 256 --json
+cp "$tmp/out" "$tmp/bench.json"
+if command -v python3 >/dev/null 2>&1; then
+	if python3 - "$tmp/bench.json" >"$tmp/py" 2>&1 <<'EOF'; then
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "gpuscope.bench/1", d["schema"]
+assert d["test"] == "matmul" and d["precision"] == "fp32"
+rows = {r["kernel"]: r for r in d["results"]}
+assert sorted(rows) == ["blas", "blocked", "naive"], sorted(rows)
+assert all(r["size"] == 256 and r["device"] == "cpu" for r in d["results"])
+for k in ("naive", "blocked"):
+    r = rows[k]
+    assert r["status"] == "measured", (k, r["status"])
+    assert r["best_gflops"] > 0 and r["median_gflops"] > 0, k
+    assert r["best_seconds"] <= r["median_seconds"], k
+    assert r["runs"] >= 3, (k, r["runs"])
+    assert r["check"]["ok"] and r["check"]["elements_wrong"] == 0, (k, r["check"])
+    assert r["check"]["sampled"] == 256
+assert rows["naive"]["threads"] == 1
+assert rows["blocked"]["check"]["compared_with"] == "naive"
+assert rows["blocked"]["check"]["elements_compared"] == 256 * 256
+assert rows["blocked"]["check"]["max_error_ratio"] < 1
+b = rows["blas"]
+if d["blas"]["available"]:
+    assert b["status"] == "measured" and b["best_gflops"] > 0 and b["check"]["ok"], b
+    assert d["blas"]["library"].startswith("/"), d["blas"]
+    print("blas: %s %s" % (d["blas"]["name"], d["blas"]["library"]))
+else:
+    assert b["status"] == "unavailable" and "apt install" in b["reason"], b
+    assert d["blas"]["reason"] == b["reason"]
+    print("blas: none (%s)" % b["reason"])
+assert d["errors"] == 0 and d["stopped"] is False
+assert d["gpu"]["measured"] is False and "not built yet" in d["gpu"]["reason"]
+c = d["cpu"]
+assert c["cpus"] >= 1 and c["fp32_lanes"] >= 1 and c["peak_derivation"]
+if c["peak_gflops"] is not None:
+    assert c["peak_gflops"] > 0
+    assert abs(c["peak_gflops"] - c["cpus"] * c["clock_mhz"] / 1000 * c["fp32_lanes"] * 2) < 0.01
+    for r in d["results"]:
+        if r["status"] == "measured":
+            assert abs(r["percent_of_peak"] - 100 * r["best_gflops"] / c["peak_gflops"]) < 0.1
+print("cpu: %s; %s" % (c["model"], c["peak_derivation"]))
+for r in d["results"]:
+    if r["status"] == "measured":
+        print("N=256 %-7s %8.2f GFLOP/s best, %8.2f median, %s %% of peak, %d runs"
+              % (r["kernel"], r["best_gflops"], r["median_gflops"], r["percent_of_peak"], r["runs"]))
+EOF
+		ok "the document has the three kernels, checked, with GFLOP/s above 0 and the peak"
+		sed 's/^/# /' "$tmp/py"
+	else
+		not_ok "the document is not what it should be" "$tmp/py" "$tmp/bench.json"
+	fi
+	if sed -n '/"blas"/,/}/p' "$tmp/bench.json" | grep -q '"available": false'; then
+		skip_missing "no system BLAS here to measure (Debian: apt install libopenblas0)"
+	else
+		ok "a system BLAS was measured"
+	fi
+else
+	skip_missing "python3 is not here to parse JSON"
+fi
+# every key printed is documented
+missing=""
+for k in $(grep -oE '^ *"[a-z_0-9]+":' "$tmp/bench.json" | tr -d ' ":' | sort -u); do
+	grep -q "\`$k\`" docs/bench.md || missing="$missing $k"
+done
+if [ -z "$missing" ]; then ok "every key of gpuscope.bench/1 is in docs/bench.md"; else not_ok "keys missing from docs/bench.md:$missing"; fi
+
+# 3. the table
+expect 0 "bench matmul --size 200 (the table)" "$bin" bench matmul --size 200 --threads 2
+cp "$tmp/out" "$tmp/table"
+cp "$tmp/err" "$tmp/table.err"
+pass_if "the table has its columns" "$tmp/table" \
+	grep -q '^ *SIZE  *KERNEL .*BEST GFLOP/s.*MEDIAN.*% PEAK.*CHECK' "$tmp/table"
+rows=$(grep -cE '^ +200  (naive|blocked|blas) ' "$tmp/table")
+pass_if "a row per kernel" "$tmp/table" [ "$rows" -eq 3 ]
+pass_if "blocked ran on 2 threads and agrees with naive" "$tmp/table" \
+	grep -qE '^ +200  blocked +2 .* ok \(= naive\)$' "$tmp/table"
+pass_if "one line says why there is no GPU column" "$tmp/table" \
+	grep -q '^GPU   not measured yet by this build: the GPU kernels .* are not built yet' "$tmp/table"
+pass_if "the peak's derivation is shown" "$tmp/table" \
+	grep -q '^      peak .* x .* MHz .* FP32 lane.* = .* GFLOP/s' "$tmp/table"
+pass_if "nothing on stderr when it is not a terminal" "$tmp/table.err" [ ! -s "$tmp/table.err" ]
+
+# 4. the peak from a fixture cpuinfo (and no cpufreq)
+mkdir -p "$tmp/proc" "$tmp/sys"
+printf 'processor\t: 0\nmodel name\t: Fixture CPU\ncpu MHz\t\t: 2500.000\nflags\t\t: fpu sse sse2 avx avx2 fma avx512f\n' >"$tmp/proc/cpuinfo"
+expect 0 "with GPUSCOPE_PROC_ROOT's cpuinfo" env GPUSCOPE_PROC_ROOT="$tmp/proc" GPUSCOPE_SYSFS_ROOT="$tmp/sys" \
+	"$bin" bench matmul --size 32 --json
+if command -v python3 >/dev/null 2>&1; then
+	if python3 -c '
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+c = d["cpu"]
+n = len(os.sched_getaffinity(0))
+assert c["model"] == "Fixture CPU" and c["isa"] == "avx512f" and c["fp32_lanes"] == 16, c
+assert c["clock_mhz"] == 2500 and c["clock_source"] == "cpuinfo \"cpu MHz\"", c
+assert abs(c["peak_gflops"] - n * 2.5 * 16 * 2) < 0.01, (c["peak_gflops"], n)
+' "$tmp/out" 2>"$tmp/py"; then
+		ok "peak = CPUs x 2500 MHz x 16 lanes x 2 from the fixture"
+	else
+		not_ok "the fixture's peak" "$tmp/py" "$tmp/out"
+	fi
+else
+	skip_missing "python3 is not here to parse JSON"
+fi
+
+# 5. a wrong result: a BLAS whose cblas_sgemm gets one element wrong is caught
+mkdir -p "$tmp/lib"
+cat >"$tmp/badblas.c" <<'EOF'
+/* a fake libopenblas.so.0: the right product, but for C[1][2], off by 1 */
+void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a,
+                 int lda, const float *b, int ldb, float beta, float *c, int ldc);
+void
+cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
+            const float *b, int ldb, float beta, float *c, int ldc)
+{
+	(void)order, (void)ta, (void)tb, (void)alpha, (void)beta, (void)n;
+	for (int i = 0; i < m; i++)
+		for (int j = 0; j < m; j++) {
+			float s = 0;
+			for (int p = 0; p < k; p++)
+				s += a[i * lda + p] * b[p * ldb + j];
+			c[i * ldc + j] = s + (i == 1 && j == 2);
+		}
+}
+EOF
+if ${CC:-cc} -shared -fPIC -o "$tmp/lib/libopenblas.so.0" "$tmp/badblas.c" 2>"$tmp/cc.err"; then
+	expect 1 "a wrong BLAS result: exit 1" env LD_LIBRARY_PATH="$tmp/lib" "$bin" bench matmul --size 40 --json
+	pass_if "the error line names the kernel, the size and the element" "$tmp/err" \
+		grep -q '^gpuscope: bench matmul: blas at N=40 is wrong: 1 of 1600 elements checked against naive .*worst C\[1\]\[2\]' "$tmp/err"
+	pass_if "and the document counts it" "$tmp/out" grep -q '"errors": 1' "$tmp/out"
+else
+	skip_missing "no C compiler to build a wrong BLAS"
+fi
+
+# 6. Ctrl-C: what was measured is printed, exit 130
+"$bin" bench matmul --size 2048 >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 1
+kill -INT "$pid" 2>/dev/null
+wait "$pid"
+rc=$?
+if [ "$rc" -eq 130 ] && grep -q 'stopped by signal 2' "$tmp/out" && grep -qE '^ +2048  naive .*stopped' "$tmp/out"; then
+	ok "SIGINT stops it cleanly: the rows so far, exit 130"
+else
+	not_ok "SIGINT: exit $rc" "$tmp/out" "$tmp/err"
+fi
+
+echo "1..$n"
+[ "$fail" -eq 0 ]
