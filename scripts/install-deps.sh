@@ -48,6 +48,9 @@ if [ "$mode" = check ]; then
 	# bench matmul's BLAS row and its unit test: a real cblas_sgemm (loaded with dlopen)
 	[ -e /usr/lib/x86_64-linux-gnu/libopenblas.so.0 ] || [ -e /usr/lib/aarch64-linux-gnu/libopenblas.so.0 ] ||
 		ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so\.0' || optional="$optional libopenblas0"
+	# bench matmul's OpenCL rows and their unit test: the ICD loader and PoCL, the CPU OpenCL
+	ldconfig -p 2>/dev/null | grep -q 'libOpenCL\.so\.1' || optional="$optional ocl-icd-libopencl1"
+	[ -e /etc/OpenCL/vendors/pocl.icd ] || optional="$optional pocl-opencl-icd"
 	# the fake library's test runs a client under memcheck and helgrind; docs renders the man page
 	have valgrind || need="$need valgrind"
 	have groff || need="$need groff-base"

@@ -490,14 +490,19 @@ cmp_double(const void *x, const void *y)
 }
 
 void
-bench_time(const struct bench_job *job, const struct bench_plan *plan, struct bench_timing *t)
+bench_time_fn(bench_run_fn *run, void *arg, bench_stop_fn stop, const struct bench_plan *plan,
+              struct bench_timing *t)
 {
 	unsigned max_runs = plan->max_runs ? plan->max_runs : 1;
 	double *times, total = 0;
 
 	memset(t, 0, sizeof(*t));
 	times = xcalloc(max_runs, sizeof(*times));
-	t->warmup = bench_run_once(job);
+	t->warmup = run(arg);
+	if (t->warmup < 0) {
+		t->failed = true;
+		goto out;
+	}
 	if (plan->long_run > 0 && t->warmup > plan->long_run) {
 		/* a run this long is past what a warm-up is for: it counts */
 		t->warmup_counted = true;
@@ -505,14 +510,18 @@ bench_time(const struct bench_job *job, const struct bench_plan *plan, struct be
 		total = t->warmup;
 	}
 	while (t->runs < max_runs && (t->runs < plan->min_runs || total < plan->min_seconds)) {
-		if (job->stop && job->stop())
+		if (stop && stop())
 			break;
 		if (t->runs && plan->max_seconds > 0 && total >= plan->max_seconds)
 			break;
-		times[t->runs] = bench_run_once(job);
+		times[t->runs] = run(arg);
+		if (times[t->runs] < 0) {
+			t->failed = true;
+			break;
+		}
 		total += times[t->runs++];
 	}
-	if (job->stop && job->stop())
+	if (stop && stop())
 		t->stopped = true;
 	if (t->runs) {
 		qsort(times, t->runs, sizeof(*times), cmp_double);
@@ -520,7 +529,22 @@ bench_time(const struct bench_job *job, const struct bench_plan *plan, struct be
 		t->median = t->runs % 2 ? times[t->runs / 2]
 		                        : (times[t->runs / 2 - 1] + times[t->runs / 2]) / 2;
 	}
+out:
 	free(times);
+}
+
+static double
+run_job(void *arg)
+{
+	return bench_run_once(arg);
+}
+
+void
+bench_time(const struct bench_job *job, const struct bench_plan *plan, struct bench_timing *t)
+{
+	struct bench_job copy = *job;
+
+	bench_time_fn(run_job, &copy, job->stop, plan, t);
 }
 
 double

@@ -133,6 +133,7 @@ struct bench_timing {
 	double warmup;       /* the warm-up run's seconds */
 	bool warmup_counted; /* it is one of the runs */
 	bool stopped;        /* the stop function asked to stop: the figures are not whole */
+	bool failed;         /* a run of bench_time_fn() failed: the figures are not whole */
 };
 struct bench_job {
 	enum bench_kernel kernel;
@@ -146,6 +147,13 @@ struct bench_job {
 /* Run job once: seconds taken. */
 double bench_run_once(const struct bench_job *job);
 void bench_time(const struct bench_job *job, const struct bench_plan *plan, struct bench_timing *t);
+/*
+ * The same plan for any run: run(arg) does one run and returns its seconds,
+ * or a negative number when it failed (the loop ends, t->failed is set).
+ */
+typedef double bench_run_fn(void *arg);
+void bench_time_fn(bench_run_fn *run, void *arg, bench_stop_fn stop, const struct bench_plan *plan,
+                   struct bench_timing *t);
 
 /* 2 n^3 / seconds / 1e9 */
 double bench_gflops(size_t n, double seconds);

@@ -5,8 +5,12 @@
 # and the CPU's peak is derived; every key it prints is in docs/bench.md; the
 # table says why there is no GPU column; bad options and sizes exit 2 with
 # one line; a fixture cpuinfo sets the peak; a BLAS that gets one element
-# wrong is an error line and exit 1; SIGINT stops it cleanly. Prints
-# TAP, with the figures measured here as comments.
+# wrong is an error line and exit 1; SIGINT stops it cleanly. OpenCL on
+# PoCL (--opencl-cpu): naive and tiled, kernel only and end to end, checked
+# against the CPU, at 128 and at 100 (no multiple of the tile); a read-back
+# made wrong (GPUSCOPE_BENCH_CORRUPT) is caught; no loader (GPUSCOPE_OPENCL
+# at nothing) is a GPU line with the reason and exit 0. Prints TAP, with the
+# figures measured here as comments.
 set -u
 O=${O:-build}
 cd "$(dirname "$0")/../.." || exit 2
@@ -61,9 +65,10 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["schema"] == "gpuscope.bench/1", d["schema"]
 assert d["test"] == "matmul" and d["precision"] == "fp32"
-rows = {r["kernel"]: r for r in d["results"]}
+rows = {r["kernel"]: r for r in d["results"] if r["device"] == "cpu"}
 assert sorted(rows) == ["blas", "blocked", "naive"], sorted(rows)
-assert all(r["size"] == 256 and r["device"] == "cpu" for r in d["results"])
+assert all(r["size"] == 256 for r in d["results"])
+assert all(r["device"] == "cpu" or r["device"].startswith("opencl:") for r in d["results"])
 for k in ("naive", "blocked"):
     r = rows[k]
     assert r["status"] == "measured", (k, r["status"])
@@ -86,7 +91,12 @@ else:
     assert d["blas"]["reason"] == b["reason"]
     print("blas: none (%s)" % b["reason"])
 assert d["errors"] == 0 and d["stopped"] is False
-assert d["gpu"]["measured"] is False and "not built yet" in d["gpu"]["reason"]
+g = d["gpu"]
+assert g["opencl_cpu"] is False
+assert all(x["type"] != "cpu" for x in g["devices"]), g["devices"]
+if not g["devices"]:
+    assert g["measured"] is False and g["reason"].startswith("no OpenCL"), g
+print("gpu: %s" % (g["reason"] or ", ".join(x["name"] for x in g["devices"])))
 c = d["cpu"]
 assert c["cpus"] >= 1 and c["fp32_lanes"] >= 1 and c["peak_derivation"]
 if c["peak_gflops"] is not None:
@@ -114,9 +124,79 @@ EOF
 else
 	skip_missing "python3 is not here to parse JSON"
 fi
+# 2b. OpenCL on PoCL, taken with --opencl-cpu: the rows of the CPU device
+have_pocl=0
+expect 0 "bench matmul --size 128 --opencl-cpu --json" "$bin" bench matmul --size 128 --opencl-cpu --json
+cp "$tmp/out" "$tmp/ocl.json"
+if command -v python3 >/dev/null 2>&1 &&
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if any(x["type"] == "cpu" for x in d["gpu"]["devices"]) else 1)' "$tmp/ocl.json" 2>/dev/null; then
+	have_pocl=1
+	if python3 - "$tmp/ocl.json" >"$tmp/py" 2>&1 <<'EOF'; then
+import json, sys
+d = json.load(open(sys.argv[1]))
+g = d["gpu"]
+assert g["measured"] is True and g["reason"] is None and g["opencl_cpu"] is True, g
+assert g["opencl_library"].startswith("/"), g
+cpu = [x for x in g["devices"] if x["type"] == "cpu"][0]
+assert cpu["compute_units"] >= 1 and cpu["platform"] and cpu["name"] and cpu["driver_version"], cpu
+assert cpu["peak_gflops"] is None and "lanes" in cpu["peak_reason"], cpu
+assert cpu["tile"] in (8, 16) and cpu["error"] is None, cpu
+rows = [r for r in d["results"] if r["device"] == cpu["id"]]
+got = sorted((r["kernel"], r["scope"]) for r in rows)
+assert got == [("naive", "end_to_end"), ("naive", "kernel"), ("tiled", "end_to_end"), ("tiled", "kernel")], got
+for r in rows:
+    assert r["status"] == "measured" and r["size"] == 128, r
+    assert r["best_gflops"] > 0 and r["median_gflops"] > 0 and r["runs"] >= 3, r
+    assert r["percent_of_peak"] is None and r["threads"] is None, r
+    c = r["check"]
+    # naive and tiled each equal the CPU's naive result, element by element: so each other
+    assert c["ok"] and c["compared_with"] == "naive" and c["elements_compared"] == 128 * 128, c
+    assert c["elements_wrong"] == 0 and c["max_error_ratio"] < 1 and c["sampled"] == 256, c
+    print("N=128 %s %-5s %-10s %7.2f GFLOP/s best, %7.2f median, %d runs"
+          % (r["device"], r["kernel"], r["scope"], r["best_gflops"], r["median_gflops"], r["runs"]))
+assert all(r["scope"] == "kernel" for r in d["results"] if r["device"] == "cpu")
+assert d["errors"] == 0 and d["failures"] == 0
+print("opencl: %s (%s, driver %s), %d compute units, %s MHz"
+      % (cpu["name"], cpu["platform"], cpu["driver_version"], cpu["compute_units"], cpu["max_clock_mhz"]))
+EOF
+		ok "PoCL: naive and tiled, kernel only and end to end, checked against the CPU"
+		sed 's/^/# /' "$tmp/py"
+	else
+		not_ok "the OpenCL rows are not what they should be" "$tmp/py" "$tmp/ocl.json"
+	fi
+else
+	skip_missing "no CPU OpenCL device here (Debian: apt install pocl-opencl-icd ocl-icd-libopencl1)"
+fi
+if [ "$have_pocl" = 1 ]; then
+	expect 0 "--size 100 --opencl-cpu (no multiple of the tile)" "$bin" bench matmul --size 100 --opencl-cpu
+	cp "$tmp/out" "$tmp/ocl100"
+	rows=$(grep -cE '^ +100  opencl:[0-9]+ (naive|tiled)( e2e)? +- .* ok \(= naive\)$' "$tmp/ocl100")
+	pass_if "N=100: the four OpenCL rows of each device agree with naive" "$tmp/ocl100" [ "$rows" -ge 4 ]
+	pass_if "N=100: the device is named, its peak is not made up" "$tmp/ocl100" \
+		grep -q '^      peak unknown: OpenCL tells .* compute units at .* MHz, but not how many FP32 lanes' "$tmp/ocl100"
+	expect 1 "a wrong OpenCL read-back (GPUSCOPE_BENCH_CORRUPT=tiled): exit 1" \
+		env GPUSCOPE_BENCH_CORRUPT=tiled "$bin" bench matmul --size 40 --opencl-cpu --json
+	pass_if "the error line names the kernel, the device, the size and the element" "$tmp/err" \
+		grep -q '^gpuscope: bench matmul: tiled on opencl:[0-9]* (kernel only) at N=40 is wrong: 1 of 1600 elements checked against naive .*worst C\[1\]\[2\]' "$tmp/err"
+	pass_if "and the naive rows are still right" "$tmp/err" sh -c "! grep -q 'naive on opencl' '$tmp/err'"
+	expect 0 "without --opencl-cpu" "$bin" bench matmul --size 16
+	if grep -q '^GPU   none: ' "$tmp/out"; then
+		pass_if "the CPU device is left out, and the GPU line says how to take it" "$tmp/out" \
+			grep -q '^GPU   none: no OpenCL GPU: .* CPU device.* (skipped: --opencl-cpu takes them)' "$tmp/out"
+	else
+		ok "an OpenCL GPU is here: the CPU device is not the only one to leave out"
+	fi
+fi
+# no loader: the GPU line says why, and the CPU rows are all there
+expect 0 "GPUSCOPE_OPENCL at no file: exit 0" env GPUSCOPE_OPENCL="$tmp/none/libOpenCL.so.1" "$bin" bench matmul --size 32 --opencl-cpu
+pass_if "the GPU line names the library and the package" "$tmp/out" \
+	grep -q "^GPU   none: no OpenCL: cannot load $tmp/none/libOpenCL.so.1 .*apt install ocl-icd-libopencl1" "$tmp/out"
+rows=$(grep -cE '^ +32  (naive|blocked|blas) ' "$tmp/out")
+pass_if "and the CPU rows are there" "$tmp/out" [ "$rows" -eq 3 ]
+
 # every key printed is documented
 missing=""
-for k in $(grep -oE '^ *"[a-z_0-9]+":' "$tmp/bench.json" | tr -d ' ":' | sort -u); do
+for k in $(cat "$tmp/bench.json" "$tmp/ocl.json" | grep -oE '^ *"[a-z_0-9]+":' | tr -d ' ":' | sort -u); do
 	grep -q "\`$k\`" docs/bench.md || missing="$missing $k"
 done
 if [ -z "$missing" ]; then ok "every key of gpuscope.bench/1 is in docs/bench.md"; else not_ok "keys missing from docs/bench.md:$missing"; fi
@@ -131,8 +211,8 @@ rows=$(grep -cE '^ +200  (naive|blocked|blas) ' "$tmp/table")
 pass_if "a row per kernel" "$tmp/table" [ "$rows" -eq 3 ]
 pass_if "blocked ran on 2 threads and agrees with naive" "$tmp/table" \
 	grep -qE '^ +200  blocked +2 .* ok \(= naive\)$' "$tmp/table"
-pass_if "one line says why there is no GPU column" "$tmp/table" \
-	grep -q '^GPU   not measured yet by this build: the GPU kernels .* are not built yet' "$tmp/table"
+pass_if "a GPU line: the OpenCL devices, or why there are none" "$tmp/table" \
+	grep -qE '^GPU   (none: no OpenCL|opencl:0 )' "$tmp/table"
 pass_if "the peak's derivation is shown" "$tmp/table" \
 	grep -q '^      peak .* x .* MHz .* FP32 lane.* = .* GFLOP/s' "$tmp/table"
 pass_if "nothing on stderr when it is not a terminal" "$tmp/table.err" [ ! -s "$tmp/table.err" ]
