@@ -264,6 +264,15 @@ gpu_failed(struct bench_run *r, struct row *row, const char *why)
 	            row->n, why);
 }
 
+/* how every kernel is timed (docs/bench.md) */
+static const struct bench_plan default_plan = {
+	.min_seconds = MIN_SECONDS,
+	.min_runs = MIN_RUNS,
+	.max_seconds = MAX_SECONDS,
+	.long_run = LONG_RUN,
+	.max_runs = MAX_RUNS,
+};
+
 /*
  * The OpenCL rows of device d at n: each kernel kernel only (the buffers
  * loaded once) and end to end, each result checked against ref (the first
@@ -278,13 +287,7 @@ bench_gpu(struct bench_run *r, size_t n, size_t d, const float *a, const float *
 	struct gpu *g = &r->gpu[d];
 	unsigned long long bytes = (unsigned long long)n * n * sizeof(float);
 	bool loaded = false, load_tried = false;
-	const struct bench_plan plan = {
-		.min_seconds = MIN_SECONDS,
-		.min_runs = MIN_RUNS,
-		.max_seconds = MAX_SECONDS,
-		.long_run = LONG_RUN,
-		.max_runs = MAX_RUNS,
-	};
+	const struct bench_plan plan = default_plan;
 	struct err lerr = ERR_INIT;
 
 	for (int e2e = 0; e2e < 2; e2e++) {
@@ -374,13 +377,7 @@ bench_size(struct bench_run *r, size_t n)
 	const char *ref_name = NULL;
 	struct bench_norms nm;
 	bool go_on = true;
-	const struct bench_plan plan = {
-		.min_seconds = MIN_SECONDS,
-		.min_runs = MIN_RUNS,
-		.max_seconds = MAX_SECONDS,
-		.long_run = LONG_RUN,
-		.max_runs = MAX_RUNS,
-	};
+	const struct bench_plan plan = default_plan;
 
 	avail = bench_mem_available(r->cfg->proc_root);
 	if (avail && need > avail / 10 * 8) {
