@@ -565,11 +565,12 @@ web_config_check_slow(struct web_config *wc, const char *user, const char *passw
 	return pass;
 }
 
-bool
-web_config_check(struct web_config *wc, const char *user, const char *password)
+/* Both halves, one after the other, on the caller's thread. */
+static bool
+check_both(struct web_config *wc, const char *user, size_t user_len, const char *password,
+           size_t password_len)
 {
-	switch (web_config_check_fast(wc, user, user ? strlen(user) : 0, password,
-	                              password ? strlen(password) : 0)) {
+	switch (web_config_check_fast(wc, user, user_len, password, password_len)) {
 	case WEB_AUTH_PASS:
 		return true;
 	case WEB_AUTH_FAIL:
@@ -581,20 +582,17 @@ web_config_check(struct web_config *wc, const char *user, const char *password)
 }
 
 bool
+web_config_check(struct web_config *wc, const char *user, const char *password)
+{
+	return check_both(wc, user, user ? strlen(user) : 0, password,
+	                  password ? strlen(password) : 0);
+}
+
+bool
 web_config_check_basic(struct web_config *wc, const char *user, size_t user_len,
                        const char *password, size_t password_len)
 {
-	if (!user || !password)
-		return false;
-	switch (web_config_check_fast(wc, user, user_len, password, password_len)) {
-	case WEB_AUTH_PASS:
-		return true;
-	case WEB_AUTH_FAIL:
-		return false;
-	case WEB_AUTH_SLOW:
-		break;
-	}
-	return web_config_check_slow(wc, user, password);
+	return user && password && check_both(wc, user, user_len, password, password_len);
 }
 
 int
