@@ -93,6 +93,11 @@ FAKE_LDFLAGS := -shared -Wl,-soname,libnvidia-ml.so.1 -Wl,--no-undefined
 TEST_SRC := $(sort $(wildcard tests/unit/t_*.c))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(O)/tests/%)
 
+# each part of the build with rules of its own keeps them in mk/ (the fake
+# libcuda.so.1, the PTX kernels): read here, after the variables they extend
+.DEFAULT_GOAL := all
+include $(sort $(wildcard mk/*.mk))
+
 DEMO_SCENARIO := data/demo/h100x8.scn
 DEMO_PROC := data/demo/proc.txt
 
