@@ -41,15 +41,18 @@ enum bench_kern {
 	 */
 	BK_SPIN,
 	/* BabelStream's five, FP32 (the byte counts of dev.h's users: 2, 2, 3, 3, 2 x 4 x n) */
-	/* gs_stream_init(f32 *a, f32 *b, f32 *c, f32 va, f32 vb, f32 vc, u64 n): grid-stride; a[i] = va, b[i] = vb, c[i] = vc. */
+	/* gs_stream_init(f32 *a, f32 *b, f32 *c, f32 va, f32 vb, f32 vc, u64 n): grid-stride; a[i]
+	   = va, b[i] = vb, c[i] = vc. */
 	BK_STREAM_INIT,
 	/* gs_stream_copy(const f32 *a, f32 *c, u64 n): grid-stride; c[i] = a[i]. */
 	BK_STREAM_COPY,
 	/* gs_stream_mul(f32 *b, const f32 *c, f32 s, u64 n): grid-stride; b[i] = s * c[i]. */
 	BK_STREAM_MUL,
-	/* gs_stream_add(const f32 *a, const f32 *b, f32 *c, u64 n): grid-stride; c[i] = a[i] + b[i]. */
+	/* gs_stream_add(const f32 *a, const f32 *b, f32 *c, u64 n): grid-stride; c[i] = a[i] +
+	   b[i]. */
 	BK_STREAM_ADD,
-	/* gs_stream_triad(f32 *a, const f32 *b, const f32 *c, f32 s, u64 n): grid-stride; a[i] = b[i] + s * c[i]. */
+	/* gs_stream_triad(f32 *a, const f32 *b, const f32 *c, f32 s, u64 n): grid-stride; a[i] =
+	   b[i] + s * c[i]. */
 	BK_STREAM_TRIAD,
 	/*
 	 * gs_stream_dot(const f32 *a, const f32 *b, f32 *partial, u64 n): blocks
@@ -125,7 +128,8 @@ enum bench_kern {
 	 * the grid rounded up to whole tiles.
 	 */
 	BK_MATMUL_TILED,
-	/* gs_matmul_tiled_f64(const f64 *a, const f64 *b, f64 *c, i32 n): the same in f64 (burn). */
+	/* gs_matmul_tiled_f64(const f64 *a, const f64 *b, f64 *c, i32 n): the same in f64 (burn).
+	 */
 	BK_MATMUL_TILED_F64,
 	/*
 	 * gs_compare_f32(const f32 *want, const f32 *got, u64 n, f32 tol, u32
@@ -133,7 +137,8 @@ enum bench_kern {
 	 * |got[i] - want[i]| > tol or got[i] is not finite (gpu-burn's compare).
 	 */
 	BK_COMPARE_F32,
-	/* gs_compare_f64(const f64 *want, const f64 *got, u64 n, f64 tol, u32 *count): the same in f64. */
+	/* gs_compare_f64(const f64 *want, const f64 *got, u64 n, f64 tol, u32 *count): the same in
+	   f64. */
 	BK_COMPARE_F64,
 	/*
 	 * Memory test (cuda_memtest's, DCGM memtest's patterns), over n u32 words:
@@ -174,39 +179,41 @@ struct bench_arg {
 	enum bench_arg_type type;
 	union {
 		struct {
-			uint64_t buf;  /* a buffer of alloc() */
-			uint64_t off;  /* bytes into it */
+			uint64_t buf; /* a buffer of alloc() */
+			uint64_t off; /* bytes into it */
 		} b;
 		uint64_t u64;
 		int32_t i32;
 		uint32_t u32;
 		float f32;
 		double f64;
-		void *host; /* BA_HOST: a pointer of host_alloc(mapped), passed as its device address */
+		void *host; /* BA_HOST: a pointer of host_alloc(mapped), passed as its device
+		               address */
 	} v;
 };
 
 /* What a device is, as far as its API tells (0 or "" where it does not). */
 struct bench_dev_info {
-	char api[8];        /* "cuda", "opencl" */
-	char id[24];        /* "cuda:0", "opencl:1" */
-	char name[128];     /* cuDeviceGetName, CL_DEVICE_NAME */
-	char vendor[64];    /* "NVIDIA", CL_DEVICE_VENDOR */
-	char uuid[48];      /* "GPU-xxxxxxxx-...." (nvidia-smi's form), or "" */
-	char pci_bus_id[24]; /* "0000:17:00.0", or "" */
-	char driver[64];    /* driver version */
+	char api[8];            /* "cuda", "opencl" */
+	char id[24];            /* "cuda:0", "opencl:1" */
+	char name[128];         /* cuDeviceGetName, CL_DEVICE_NAME */
+	char vendor[64];        /* "NVIDIA", CL_DEVICE_VENDOR */
+	char uuid[48];          /* "GPU-xxxxxxxx-...." (nvidia-smi's form), or "" */
+	char pci_bus_id[24];    /* "0000:17:00.0", or "" */
+	char driver[64];        /* driver version */
 	int cc_major, cc_minor; /* CUDA compute capability; 0 elsewhere */
-	unsigned units;     /* SMs or compute units */
-	unsigned clock_mhz; /* the API's reported (maximum) clock, 0: not told */
-	unsigned mem_clock_mhz;   /* CUDA: CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE / 1000 */
-	unsigned mem_bus_bits;    /* CUDA: CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH */
-	unsigned long long l2_bytes; /* last-level cache (CUDA L2, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE) */
+	unsigned units;         /* SMs or compute units */
+	unsigned clock_mhz;     /* the API's reported (maximum) clock, 0: not told */
+	unsigned mem_clock_mhz; /* CUDA: CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE / 1000 */
+	unsigned mem_bus_bits;  /* CUDA: CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH */
+	unsigned long long
+	        l2_bytes; /* last-level cache (CUDA L2, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE) */
 	unsigned long long mem_total; /* bytes */
 	unsigned long long max_alloc; /* the largest buffer */
-	size_t max_block;   /* work-items of a block */
-	bool has_fp64, has_fp16; /* the API says it has them */
-	bool host_mapped;   /* host memory can be mapped for kernels (spin, SM copies) */
-	bool cpu;           /* a CPU device (PoCL) */
+	size_t max_block;             /* work-items of a block */
+	bool has_fp64, has_fp16;      /* the API says it has them */
+	bool host_mapped;             /* host memory can be mapped for kernels (spin, SM copies) */
+	bool cpu;                     /* a CPU device (PoCL) */
 };
 
 struct bench_dev;
@@ -222,13 +229,15 @@ struct bench_dev;
 struct bench_dev_ops {
 	/* Whether the device can run kernel k (its architecture has the instructions). */
 	bool (*has)(struct bench_dev *d, enum bench_kern k);
-	/* Free and total device memory in bytes (cuMemGetInfo; OpenCL: total only, free = total). */
+	/* Free and total device memory in bytes (cuMemGetInfo; OpenCL: total only, free = total).
+	 */
 	int (*mem_info)(struct bench_dev *d, unsigned long long *free, unsigned long long *total,
 	                struct err *err);
 	int (*alloc)(struct bench_dev *d, size_t bytes, uint64_t *buf, struct err *err);
 	void (*free)(struct bench_dev *d, uint64_t buf);
 	/* Host memory: pinned (page-locked) and, when mapped, usable by kernels as BA_HOST. */
-	int (*host_alloc)(struct bench_dev *d, size_t bytes, bool mapped, void **p, struct err *err);
+	int (*host_alloc)(struct bench_dev *d, size_t bytes, bool mapped, void **p,
+	                  struct err *err);
 	void (*host_free)(struct bench_dev *d, void *p);
 	/*
 	 * Copies between host memory (pinned from host_alloc, or any other:
