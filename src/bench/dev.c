@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/xalloc.h"
+
 static const char *const kern_names[BK_NKERNELS] = {
 	[BK_EMPTY] = "gs_empty",
 	[BK_SPIN] = "gs_spin",
@@ -77,12 +79,8 @@ bench_mem_word(uint64_t i, uint32_t pattern, int mode)
 int
 bench_devs_add(struct bench_devs *devs, struct bench_dev *d)
 {
-	struct bench_dev **grown = realloc(devs->dev, (devs->ndev + 1) * sizeof(*grown));
+	struct bench_dev **grown = xrealloc(devs->dev, (devs->ndev + 1) * sizeof(*grown));
 
-	if (!grown) {
-		d->ops->close(d);
-		return -1;
-	}
 	if (d->timeout_s <= 0)
 		d->timeout_s = 60;
 	devs->dev = grown;

@@ -289,7 +289,7 @@ struct bench_dev {
 
 /*
  * The devices of every backend, opened by bench_devs_open(): CUDA's first
- * (libcuda.so.1, or GPUSCOPE_LIBCUDA), then OpenCL's, where an OpenCL
+ * (libcuda.so.1, or GPUSCOPE_CUDA), then OpenCL's, where an OpenCL
  * device that is also a CUDA device (same PCI bus id, or NVIDIA's ICD while
  * CUDA opened) is left out. reason says, when one API has no device, why
  * and what to install.
@@ -301,7 +301,7 @@ struct bench_devs {
 	char opencl_reason[512]; /* "" when OpenCL gave devices */
 };
 
-/* Append d to devs (taking it). 0, or -1 when out of memory (d closed). */
+/* Append d to devs (taking it). 0 (xalloc: out of memory ends the program). */
 int bench_devs_add(struct bench_devs *devs, struct bench_dev *d);
 /* Close every device of devs and empty it. */
 void bench_devs_close(struct bench_devs *devs);
