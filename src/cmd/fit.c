@@ -15,12 +15,14 @@
 #include <string.h>
 
 #include "backend/collect.h"
+#include "bench/store.h"
 #include "core/config.h"
 #include "core/err.h"
 #include "core/gpu.h"
 #include "core/strbuf.h"
 #include "core/xalloc.h"
 #include "fit/fit.h"
+#include "fit/measured.h"
 #include "fit/models.h"
 #include "core/specs.h"
 
@@ -121,6 +123,7 @@ struct target {
 	char label[128];
 	const struct gpu_spec *spec; /* NULL when the table does not know it */
 	bool local;
+	char uuid[96];      /* local: the GPU's, for its figures measured by gpuscope bench */
 	double total, free; /* bytes of one GPU; free NAN for the spec table */
 	double count;       /* GPUs of this kind the job uses */
 	bool fits;          /* in free memory (local) or in total (spec) */
@@ -139,6 +142,8 @@ struct fit_ctx {
 	size_t local_fitting;
 	const struct gpu_spec *speed_spec;
 	struct fit_speed sp;
+	struct gpu_spec measured_spec; /* speed_spec with bench's figures (fit/measured.h) */
+	struct fit_measured meas;
 	const struct gpu_spec *rent1[RENT_SHOWN], *rentn[RENT_SHOWN];
 	double rentn_k[RENT_SHOWN];
 	size_t nr_rent1, nr_rentn;
@@ -179,6 +184,7 @@ read_local(struct fit_ctx *c, struct gs_config *cfg)
 			         d->name[0] ? d->name : "GPU");
 			t->local = true;
 			t->spec = gpu_spec_match(d);
+			snprintf(t->uuid, sizeof(t->uuid), "%s", d->uuid);
 			t->total = dev_get(d, GF_MEM_TOTAL);
 			t->free = dev_get(d, GF_MEM_FREE);
 			if (!isfinite(t->free) && isfinite(t->total) && dev_has(d, GF_MEM_USED))
@@ -192,6 +198,34 @@ read_local(struct fit_ctx *c, struct gs_config *cfg)
 	if (col)
 		collector_close(col);
 	gpu_snapshot_release(&snap);
+}
+
+static const char *
+env_get(const char *name)
+{
+	return getenv(name);
+}
+
+/* Speeds on a local GPU that gpuscope bench measured: its figures, not the sheet's. */
+static bool
+use_measured(struct fit_ctx *c, const struct target *t, const struct gs_config *cfg)
+{
+	struct bench_store_dirs dirs;
+	struct bench_record rec = { 0 };
+	bool used = false;
+
+	if (!t->local || !bench_store_uuid_ok(t->uuid))
+		return false;
+	bench_store_dirs_init(&dirs, env_get, cfg->root);
+	if (bench_store_get(&dirs, t->uuid, &rec, NULL) == 0 &&
+	    fit_apply_measured(t->spec, &rec, &c->j, &c->measured_spec, &c->meas)) {
+		if (!t->spec)
+			c->measured_spec.name = t->label;
+		c->speed_spec = &c->measured_spec;
+		used = true;
+	}
+	bench_record_release(&rec);
+	return used;
 }
 
 static int
@@ -504,8 +538,14 @@ text_speed(struct fit_ctx *c, struct strbuf *sb)
 		              "\nspeed: no GPU of the spec table to judge it on (--gpu NAME)\n");
 		return;
 	}
-	strbuf_addf(sb, "\nspeed on %.0f x %s (spec sheet; estimates, not measurements)\n", j->gpus,
-	            c->speed_spec->name);
+	if (c->meas.bw || c->meas.flops) {
+		strbuf_addf(sb, "\nspeed on %.0f x %s (measured figures where said; estimates)\n",
+		            j->gpus, c->speed_spec->name);
+		fit_measured_text(&c->meas, sb);
+	} else {
+		strbuf_addf(sb, "\nspeed on %.0f x %s (spec sheet; estimates, not measurements)\n",
+		            j->gpus, c->speed_spec->name);
+	}
 	if (j->task == FIT_INFER) {
 		if (isfinite(s->decode))
 			strbuf_addf(
@@ -621,6 +661,16 @@ json_doc(struct fit_ctx *c, struct strbuf *sb, bool verdict, bool fit)
 		fit_jw_num(&jw, "time_s", s->time_s, 0);
 		fit_jw_num(&jw, "energy_kwh", s->energy_kwh, 2);
 		fit_jw_num(&jw, "tdp_w", s->tdp_w, 0);
+		fit_jw_str(&jw, "bandwidth_source", c->meas.bw ? "bench" : "spec");
+		fit_jw_num(&jw, "bandwidth_spec_gbs", c->meas.bw ? c->meas.spec_bw_gbs : s->bw_gbs,
+		           1);
+		fit_jw_num(&jw, "bandwidth_measured_time", c->meas.bw ? c->meas.bw_time : NAN, 0);
+		fit_jw_str(&jw, "peak_tflops_source", c->meas.flops ? "bench" : "spec");
+		fit_jw_str(&jw, "peak_tflops_test", c->meas.flops ? c->meas.flops_test : NULL);
+		fit_jw_num(&jw, "peak_tflops_spec",
+		           c->meas.flops ? c->meas.spec_tflops : s->peak_tflops, 1);
+		fit_jw_num(&jw, "peak_tflops_measured_time",
+		           c->meas.flops ? c->meas.flops_time : NAN, 0);
 		fit_jw_close(&jw, '}');
 	} else {
 		fit_jw_null(&jw, "speed");
@@ -869,7 +919,8 @@ cmd_fit(int argc, char **argv, struct gs_config *cfg)
 		read_local(c, cfg);
 	}
 	for (size_t i = 0; i < c->nr_t && !c->speed_spec; i++)
-		c->speed_spec = c->t[i].spec;
+		if (!use_measured(c, &c->t[i], cfg))
+			c->speed_spec = c->t[i].spec;
 	if (c->rent)
 		rent(c);
 	if (c->speed_spec)

@@ -83,6 +83,7 @@ const struct dr_check dr_checks[] = {
 	{ "render", dr_check_render, true },
 	{ "video", dr_check_video, true },
 	{ "health", dr_check_health, false },
+	{ "bench", dr_check_bench, false },
 	{ "klog", dr_check_klog, false },
 	{ "workload", dr_check_workload, false },
 	{ NULL, NULL, false },
@@ -91,7 +92,7 @@ const struct dr_check dr_checks[] = {
 static const struct dr_explain *const catalogs[] = {
 	dr_catalog_core,     dr_catalog_nvidia,   dr_catalog_toolkit,  dr_catalog_python,
 	dr_catalog_devices,  dr_catalog_render,   dr_catalog_health,   dr_catalog_klog,
-	dr_catalog_klog_drm, dr_catalog_klog_aer, dr_catalog_workload,
+	dr_catalog_klog_drm, dr_catalog_klog_aer, dr_catalog_workload, dr_catalog_bench,
 };
 
 const struct dr_explain *

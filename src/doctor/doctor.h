@@ -201,6 +201,12 @@ void dr_check_health(const struct dr_ctx *ctx, struct dr_report *r);
  */
 void dr_check_klog(const struct dr_ctx *ctx, struct dr_report *r);
 
+/*
+ * health.bench.*: GPUs whose figures measured by gpuscope bench (bench/store.h)
+ * are far below their model's (memory bandwidth, compute, PCIe copies).
+ */
+void dr_check_bench(const struct dr_ctx *ctx, struct dr_report *r);
+
 /* workload.*: patterns over a window of samples (starved GPUs, idle holders, leaks, miners). */
 void dr_check_workload(const struct dr_ctx *ctx, struct dr_report *r);
 
@@ -218,7 +224,8 @@ extern const struct dr_check dr_checks[];
  */
 extern const struct dr_explain dr_catalog_core[], dr_catalog_nvidia[], dr_catalog_toolkit[],
         dr_catalog_python[], dr_catalog_devices[], dr_catalog_render[], dr_catalog_health[],
-        dr_catalog_klog[], dr_catalog_klog_drm[], dr_catalog_klog_aer[], dr_catalog_workload[];
+        dr_catalog_klog[], dr_catalog_klog_drm[], dr_catalog_klog_aer[], dr_catalog_workload[],
+        dr_catalog_bench[];
 
 /* Every entry, sorted by id, into out (up to max); returns how many there are. */
 size_t dr_catalog_list(const struct dr_explain **out, size_t max);
