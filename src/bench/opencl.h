@@ -98,4 +98,46 @@ void bench_cl_unload(struct bench_cl_ctx *ctx);
 double bench_cl_run_e2e(struct bench_cl_ctx *ctx, enum bench_cl_kernel k, size_t n, const float *a,
                         const float *b, float *c, struct err *err);
 
+/*
+ * bench/dev.h on OpenCL. bench_cl_devs_open() adds one struct bench_dev per
+ * OpenCL GPU or accelerator (and CPU device when take_cpu) to devs with
+ * bench_devs_add(); a device whose PCI bus id (cl_khr_pci_bus_info, or
+ * NVIDIA's CL_DEVICE_PCI_BUS_ID_NV/SLOT_ID_NV, AMD's CL_DEVICE_TOPOLOGY_AMD)
+ * is in skip_pci (a NULL-terminated list of "0000:17:00.0" strings, may be
+ * NULL) is left out, since CUDA measures it. Returns the number added, or -1
+ * when the loader cannot be used; when none, devs->opencl_reason says why
+ * and what to install. path: NULL -> $GPUSCOPE_OPENCL or libOpenCL.so.1.
+ * Each device has its own context, two in-order profiling queues (streams 0
+ * and 1) and the dev.h kernels built from OpenCL C; the loader is dlclose()d
+ * with the last device.
+ */
+struct bench_devs;
+int bench_cl_devs_open(struct bench_devs *devs, const char *path, bool take_cpu,
+                       const char *const *skip_pci);
+
+/*
+ * Whether PCI bus id pci ("0000:17:00.0", "00000000:17:00.0" or "17:00.0",
+ * any case) names the same function as an entry of skip (NULL-terminated,
+ * may be NULL). An empty or malformed pci matches nothing.
+ */
+bool bench_cl_pci_listed(const char *pci, const char *const *skip);
+
+/*
+ * A 16-byte CL_DEVICE_UUID_KHR as dev.h's uuid: nvidia-smi's
+ * "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" for an NVIDIA device, "" for
+ * any other (dev.h's uuid is nvidia-smi's form or nothing) and for an
+ * all-zero UUID. size at least 41.
+ */
+void bench_cl_uuid_str(const unsigned char uuid[16], bool nvidia, char *buf, size_t size);
+
+/*
+ * For the tests, whose one device (PoCL) has every feature: the devices
+ * opened after this call act as one without them would. max_atom64 2: 64-bit
+ * atom_min where the device has it; 1: at most the compare-and-swap loop of
+ * cl_khr_int64_base_atomics; 0: the 32-bit index. marker_events: time with
+ * a tiny kernel's event in place of a marker's, as on a platform that gives
+ * markers no profiling times. (2, false) is the default.
+ */
+void bench_cl_test_limits(int max_atom64, bool marker_events);
+
 #endif
