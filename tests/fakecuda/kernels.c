@@ -429,12 +429,25 @@ fcu_kern_run(struct CUctx_st *ctx, const struct fcu_launch *L, double *seconds)
 		PTR(1, span(n, 4));
 		PTR(2, span(blocks, 4));
 		for (uint64_t k = 0; k < blocks; k++) {
-			float s = 0;
-			/* block k's work-items, then the grid-stride steps of each */
-			for (uint64_t t = 0; t < bsize; t++)
-				for (uint64_t i = k * bsize + t; i < n; i += threads)
-					s += ((const float *)p[0])[i] * ((const float *)p[1])[i];
-			((float *)p[2])[k] = s;
+			float sum[BENCH_DOT_BLOCK];
+
+			/*
+			 * as the kernel does it: each work-item sums its grid-stride
+			 * elements with fmaf, then the block adds the 256 sums in a
+			 * tree (so the rounding error is the kernel's, not that of one
+			 * long sum)
+			 */
+			for (uint64_t t = 0; t < BENCH_DOT_BLOCK; t++) {
+				float s = 0;
+
+				for (uint64_t i = k * bsize + t; t < bsize && i < n; i += threads)
+					s = fmaf(((const float *)p[0])[i], ((const float *)p[1])[i], s);
+				sum[t] = s;
+			}
+			for (unsigned half = BENCH_DOT_BLOCK / 2; half > 0; half /= 2)
+				for (unsigned t = 0; t < half; t++)
+					sum[t] += sum[t + half];
+			((float *)p[2])[k] = sum[0];
 		}
 		bytes = 2.0 * 4 * (double)n;
 		out = p[2], out_n = blocks;
