@@ -1043,7 +1043,6 @@ struct cl_lib {
 	struct bench_cl_sym s;
 	void *handle;
 	int refs;
-	bool keep; /* a device hung: the loader stays loaded under its queues */
 };
 
 struct cl_buf {
@@ -1080,11 +1079,14 @@ struct cl_dev {
 static void
 lib_unref(struct cl_lib *lib)
 {
-	if (__atomic_sub_fetch(&lib->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-		if (!__atomic_load_n(&lib->keep, __ATOMIC_ACQUIRE))
-			dlclose(lib->handle);
+	/*
+	 * The loader itself stays loaded, as bench_cl_close() leaves it: some
+	 * drivers keep threads of their own running, and the ICD loader keeps
+	 * its platform list for the life of the process (unloaded, that list
+	 * would be memory nothing points at any more).
+	 */
+	if (__atomic_sub_fetch(&lib->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		free(lib);
-	}
 }
 
 /* Once lost or timed out, every call gives the first failure again. */
@@ -1754,8 +1756,6 @@ cl_close(struct bench_dev *d)
 			c->s->ReleaseCommandQueue(c->q[q]);
 	if (c->ctx && !hung)
 		c->s->ReleaseContext(c->ctx);
-	if (hung)
-		__atomic_store_n(&c->lib->keep, true, __ATOMIC_RELEASE);
 	lib_unref(c->lib);
 	free(c->buf);
 	free(c->host);
@@ -2154,8 +2154,6 @@ bench_cl_devs_open(struct bench_devs *devs, const char *path, bool take_cpu,
 	nd = bench_cl_open(&cl, lib_path && *lib_path ? lib_path : NULL, take_cpu);
 	if (nd <= 0) {
 		str_copy(devs->opencl_reason, sizeof(devs->opencl_reason), cl.reason);
-		if (cl.handle)
-			dlclose(cl.handle);
 		bench_cl_close(&cl);
 		return nd < 0 ? -1 : 0;
 	}
