@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "backend/collect.h"
-#include "bench/store.h"
+#include "core/benchstore.h"
 #include "core/config.h"
 #include "core/err.h"
 #include "core/gpu.h"

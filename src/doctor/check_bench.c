@@ -1,6 +1,6 @@
 /*
  * health.bench.*: a GPU that measured far below what its model should, from
- * the figures `gpuscope bench` kept for it (bench/store.h): memory bandwidth
+ * the figures `gpuscope bench` kept for it (core/benchstore.h): memory bandwidth
  * (stream.triad) under 70 % of the spec sheet's, compute (fma.fp32, mma.*,
  * gemm.*) under 70 % of the sheet's or of the peak its clocks allow, pinned
  * host-to-device copies under 60 % of the PCIe link's rate. Each names the
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench/store.h"
+#include "core/benchstore.h"
 #include "core/config.h"
 #include "core/err.h"
 #include "core/fields.h"

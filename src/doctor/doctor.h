@@ -202,7 +202,7 @@ void dr_check_health(const struct dr_ctx *ctx, struct dr_report *r);
 void dr_check_klog(const struct dr_ctx *ctx, struct dr_report *r);
 
 /*
- * health.bench.*: GPUs whose figures measured by gpuscope bench (bench/store.h)
+ * health.bench.*: GPUs whose figures measured by gpuscope bench (core/benchstore.h)
  * are far below their model's (memory bandwidth, compute, PCIe copies).
  */
 void dr_check_bench(const struct dr_ctx *ctx, struct dr_report *r);

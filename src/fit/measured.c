@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench/store.h"
+#include "core/benchstore.h"
 #include "core/strbuf.h"
 #include "fit/fit.h"
 

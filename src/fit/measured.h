@@ -1,6 +1,6 @@
 /*
  * fit on measured figures: when `gpuscope bench` has measured a GPU of this
- * machine (bench/store.h), its memory bandwidth (stream.triad best) and its
+ * machine (core/benchstore.h), its memory bandwidth (stream.triad best) and its
  * FLOPS at the job's precision (cuBLASLt gemm.*, else our mma.*, fma.fp32
  * for FP32) stand in for the spec sheet's in fit's speed estimates, and fit
  * says so beside the sheet's figure.

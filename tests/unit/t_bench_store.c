@@ -1,5 +1,5 @@
 /*
- * bench/store.h: records survive a write and a read unchanged (NaN, throttle
+ * core/benchstore.h: records survive a write and a read unchanged (NaN, throttle
  * reasons, notes); a later run merges with the figures kept; the newest
  * record of the user's and the system's place wins; files are 0644 and
  * written whole; a symlink, a FIFO, a directory, a truncated or malformed
@@ -7,7 +7,7 @@
  * are refused with one line, never followed; the places come from the
  * environment as documented.
  */
-#include "bench/store.h"
+#include "core/benchstore.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /*
  * Tests of doctor's health.bench.* findings: an H100 whose stored bench
- * figures (bench/store.h, in a temporary GPUSCOPE_BENCH_DIR) are far below
+ * figures (core/benchstore.h, in a temporary GPUSCOPE_BENCH_DIR) are far below
  * its spec row fires each finding, one at its model's figures does not, a
  * stale figure (40 days old, another driver) is a note; the likely reasons
  * doctor can see (a lowered power limit, throttling recorded with the
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bench/store.h"
+#include "core/benchstore.h"
 #include "core/err.h"
 #include "core/fields.h"
 #include "core/gpu.h"

@@ -1,9 +1,9 @@
 /*
- * The bench store (bench/store.h): records of measured figures, one JSON
+ * The bench store (core/benchstore.h): records of measured figures, one JSON
  * file per GPU UUID, written atomically in a directory other users may read,
  * read back through jansson (core/jsonin.h) with every member checked.
  */
-#include "bench/store.h"
+#include "core/benchstore.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -13,8 +13,8 @@
  * directory, fsync, rename) and 0644; a symlink, FIFO or anything but a
  * regular file where a record should be is refused, never followed.
  */
-#ifndef GPUSCOPE_BENCH_STORE_H
-#define GPUSCOPE_BENCH_STORE_H
+#ifndef GPUSCOPE_CORE_BENCHSTORE_H
+#define GPUSCOPE_CORE_BENCHSTORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
