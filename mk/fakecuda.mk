@@ -2,9 +2,9 @@
 # bench's kernels computed on the CPU at a scenario's speed. Built like the
 # fake NVML (no sanitizer runtime, only the API exported), with dev.c, which
 # names the kernels and their memory-test words for the PTX, the OpenCL C
-# and the fake alike (and xalloc.c, which dev.c uses).
+# and the fake alike.
 FAKECUDA_SRC := $(sort $(filter-out tests/fakecuda/abi_check.c,$(wildcard tests/fakecuda/*.c))) \
-	src/bench/dev.c src/core/xalloc.c
+	src/bench/dev.c
 FAKECUDA_OBJ := $(FAKECUDA_SRC:%.c=$(O)/fakecuda/obj/%.o)
 FAKECUDA_LIB := $(O)/fakecuda/libcuda.so.1
 FAKECUDA_LDFLAGS := -shared -Wl,-soname,libcuda.so.1 -Wl,--no-undefined

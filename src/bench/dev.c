@@ -5,10 +5,7 @@
  */
 #include "bench/dev.h"
 
-#include <stdlib.h>
 #include <string.h>
-
-#include "core/xalloc.h"
 
 static const char *const kern_names[BK_NKERNELS] = {
 	[BK_EMPTY] = "gs_empty",
@@ -74,26 +71,4 @@ bench_mem_word(uint64_t i, uint32_t pattern, int mode)
 	default:
 		return pattern;
 	}
-}
-
-int
-bench_devs_add(struct bench_devs *devs, struct bench_dev *d)
-{
-	struct bench_dev **grown = xrealloc(devs->dev, (devs->ndev + 1) * sizeof(*grown));
-
-	if (d->timeout_s <= 0)
-		d->timeout_s = 60;
-	devs->dev = grown;
-	devs->dev[devs->ndev++] = d;
-	return 0;
-}
-
-void
-bench_devs_close(struct bench_devs *devs)
-{
-	for (size_t i = devs->ndev; i-- > 0;)
-		devs->dev[i]->ops->close(devs->dev[i]);
-	free(devs->dev);
-	devs->dev = NULL;
-	devs->ndev = 0;
 }

@@ -192,6 +192,63 @@ struct bench_arg {
 	} v;
 };
 
+/* The arguments of a launch, one constructor a type. */
+static inline struct bench_arg
+bench_arg_buf(uint64_t buf, uint64_t off)
+{
+	struct bench_arg a = { .type = BA_BUF, .v.b = { .buf = buf, .off = off } };
+
+	return a;
+}
+
+static inline struct bench_arg
+bench_arg_u64(uint64_t v)
+{
+	struct bench_arg a = { .type = BA_U64, .v.u64 = v };
+
+	return a;
+}
+
+static inline struct bench_arg
+bench_arg_i32(int32_t v)
+{
+	struct bench_arg a = { .type = BA_I32, .v.i32 = v };
+
+	return a;
+}
+
+static inline struct bench_arg
+bench_arg_u32(uint32_t v)
+{
+	struct bench_arg a = { .type = BA_U32, .v.u32 = v };
+
+	return a;
+}
+
+static inline struct bench_arg
+bench_arg_f32(float v)
+{
+	struct bench_arg a = { .type = BA_F32, .v.f32 = v };
+
+	return a;
+}
+
+static inline struct bench_arg
+bench_arg_f64(double v)
+{
+	struct bench_arg a = { .type = BA_F64, .v.f64 = v };
+
+	return a;
+}
+
+static inline struct bench_arg
+bench_arg_host(void *p)
+{
+	struct bench_arg a = { .type = BA_HOST, .v.host = p };
+
+	return a;
+}
+
 /* What a device is, as far as its API tells (0 or "" where it does not). */
 struct bench_dev_info {
 	char api[8];            /* "cuda", "opencl" */
@@ -303,6 +360,19 @@ struct bench_devs {
 
 /* Append d to devs (taking it). 0 (xalloc: out of memory ends the program). */
 int bench_devs_add(struct bench_devs *devs, struct bench_dev *d);
+/*
+ * Whether id names d, the device at index of a list: the index itself
+ * ("0"), d's id ("cuda:0", any case), its UUID or a prefix of it of 8
+ * characters or more, its PCI bus id in any spelling ("0000:17:00.0",
+ * "17:00.0").
+ */
+bool bench_dev_matches(const struct bench_dev *d, size_t index, const char *id);
+/*
+ * Set keep[i] for each device of devs that ids (a comma-separated list of
+ * the above) names. Returns 0, or E_USAGE with err naming the first id that
+ * names none.
+ */
+int bench_devs_select(const struct bench_devs *devs, const char *ids, bool *keep, struct err *err);
 /* Close every device of devs and empty it. */
 void bench_devs_close(struct bench_devs *devs);
 

@@ -229,51 +229,6 @@ dfree(struct run *r, uint64_t *buf, size_t bytes)
 	r->used -= bytes < r->used ? bytes : r->used;
 }
 
-static struct bench_arg
-abuf(uint64_t buf)
-{
-	struct bench_arg a = { .type = BA_BUF };
-
-	a.v.b.buf = buf;
-	return a;
-}
-
-static struct bench_arg
-au64(uint64_t v)
-{
-	struct bench_arg a = { .type = BA_U64 };
-
-	a.v.u64 = v;
-	return a;
-}
-
-static struct bench_arg
-ai32(int32_t v)
-{
-	struct bench_arg a = { .type = BA_I32 };
-
-	a.v.i32 = v;
-	return a;
-}
-
-static struct bench_arg
-af32(float v)
-{
-	struct bench_arg a = { .type = BA_F32 };
-
-	a.v.f32 = v;
-	return a;
-}
-
-static struct bench_arg
-ahost(void *p)
-{
-	struct bench_arg a = { .type = BA_HOST };
-
-	a.v.host = p;
-	return a;
-}
-
 /* One kernel launch, kept so that it can be queued again and again. */
 struct launch {
 	int stream;
@@ -630,10 +585,10 @@ run_fma(struct run *r, const struct test *t, struct bench_result *res, struct er
 	bytes = n * sizeof(float);
 	if ((rc = dalloc(r, bytes, &out, err)))
 		goto out;
-	l.args[0] = abuf(out);
-	l.args[1] = af32(FMA_SEED);
-	l.args[2] = af32(FMA_C);
-	l.args[3] = ai32(FMA_ITERS);
+	l.args[0] = bench_arg_buf(out, 0);
+	l.args[1] = bench_arg_f32(FMA_SEED);
+	l.args[2] = bench_arg_f32(FMA_C);
+	l.args[3] = bench_arg_i32(FMA_ITERS);
 	l.grid[0] = (unsigned)(n / BLOCK);
 	l.grid[1] = 1;
 	if ((rc = probe(r, &l, &probe_s, err)))
@@ -690,9 +645,9 @@ run_mma(struct run *r, const struct test *t, struct bench_result *res, struct er
 	bytes = n * sizeof(float);
 	if ((rc = dalloc(r, bytes, &out, err)))
 		goto out;
-	l.args[0] = abuf(out);
-	l.args[1] = af32(seed);
-	l.args[2] = ai32(MMA_ITERS);
+	l.args[0] = bench_arg_buf(out, 0);
+	l.args[1] = bench_arg_f32(seed);
+	l.args[2] = bench_arg_i32(MMA_ITERS);
 	l.grid[0] = (unsigned)(n / BLOCK);
 	l.grid[1] = 1;
 	if ((rc = probe(r, &l, &probe_s, err)))
@@ -848,19 +803,26 @@ run_stream(struct run *r, struct bench_result *res[5], struct err *err)
 			                .grid = { blocks, 1 },
 			                .block = { BLOCK, 1 } };
 	/* dev.h's parameter lists */
-	l[0].args[0] = abuf(a), l[0].args[1] = abuf(c), l[0].args[2] = au64(n), l[0].nargs = 3;
-	l[1].args[0] = abuf(b), l[1].args[1] = abuf(c), l[1].args[2] = af32(s);
-	l[1].args[3] = au64(n), l[1].nargs = 4;
-	l[2].args[0] = abuf(a), l[2].args[1] = abuf(b), l[2].args[2] = abuf(c);
-	l[2].args[3] = au64(n), l[2].nargs = 4;
-	l[3].args[0] = abuf(a), l[3].args[1] = abuf(b), l[3].args[2] = abuf(c);
-	l[3].args[3] = af32(s), l[3].args[4] = au64(n), l[3].nargs = 5;
-	l[4].args[0] = abuf(a), l[4].args[1] = abuf(b), l[4].args[2] = abuf(partial);
-	l[4].args[3] = au64(n), l[4].nargs = 4;
+	l[0].args[0] = bench_arg_buf(a, 0), l[0].args[1] = bench_arg_buf(c, 0),
+	l[0].args[2] = bench_arg_u64(n), l[0].nargs = 3;
+	l[1].args[0] = bench_arg_buf(b, 0), l[1].args[1] = bench_arg_buf(c, 0),
+	l[1].args[2] = bench_arg_f32(s);
+	l[1].args[3] = bench_arg_u64(n), l[1].nargs = 4;
+	l[2].args[0] = bench_arg_buf(a, 0), l[2].args[1] = bench_arg_buf(b, 0),
+	l[2].args[2] = bench_arg_buf(c, 0);
+	l[2].args[3] = bench_arg_u64(n), l[2].nargs = 4;
+	l[3].args[0] = bench_arg_buf(a, 0), l[3].args[1] = bench_arg_buf(b, 0),
+	l[3].args[2] = bench_arg_buf(c, 0);
+	l[3].args[3] = bench_arg_f32(s), l[3].args[4] = bench_arg_u64(n), l[3].nargs = 5;
+	l[4].args[0] = bench_arg_buf(a, 0), l[4].args[1] = bench_arg_buf(b, 0),
+	l[4].args[2] = bench_arg_buf(partial, 0);
+	l[4].args[3] = bench_arg_u64(n), l[4].nargs = 4;
 	l[4].block[0] = BENCH_DOT_BLOCK;
-	init.args[0] = abuf(a), init.args[1] = abuf(b), init.args[2] = abuf(c);
-	init.args[3] = af32(0.1f), init.args[4] = af32(0.2f), init.args[5] = af32(0.0f);
-	init.args[6] = au64(n);
+	init.args[0] = bench_arg_buf(a, 0), init.args[1] = bench_arg_buf(b, 0),
+	init.args[2] = bench_arg_buf(c, 0);
+	init.args[3] = bench_arg_f32(0.1f), init.args[4] = bench_arg_f32(0.2f),
+	init.args[5] = bench_arg_f32(0.0f);
+	init.args[6] = bench_arg_u64(n);
 	if ((rc = launch(r, &init, err)) || (rc = dsync(r, 0, err)))
 		goto out;
 
@@ -1030,9 +992,9 @@ copy_one(struct run *r, const struct copier *cp, int d2h, int stream, struct err
 			            .block = { BLOCK, 1 },
 			            .nargs = 3 };
 
-		l.args[0] = d2h ? abuf(cp->dev[1]) : ahost(cp->host[0]);
-		l.args[1] = d2h ? ahost(cp->host[1]) : abuf(cp->dev[0]);
-		l.args[2] = au64(cp->bytes / 16);
+		l.args[0] = d2h ? bench_arg_buf(cp->dev[1], 0) : bench_arg_host(cp->host[0]);
+		l.args[1] = d2h ? bench_arg_host(cp->host[1]) : bench_arg_buf(cp->dev[0], 0);
+		l.args[2] = bench_arg_u64(cp->bytes / 16);
 		return launch(r, &l, err);
 	}
 	if (d2h)
@@ -1074,8 +1036,8 @@ copy_sample(struct run *r, struct copier *cp, double secs[3], struct err *err)
 				            .block = { 1, 1 },
 				            .nargs = 2 };
 
-			l.args[0] = ahost((void *)(uintptr_t)cp->flag);
-			l.args[1] = au64(cp->spin_ns);
+			l.args[0] = bench_arg_host((void *)(uintptr_t)cp->flag);
+			l.args[1] = bench_arg_u64(cp->spin_ns);
 			if ((rc = launch(r, &l, err)))
 				goto release;
 		}
@@ -1232,7 +1194,7 @@ run_launch(struct run *r, struct bench_result *res, struct err *err)
 	double *us = xcalloc(iters, sizeof(*us)), s;
 	int rc = 0;
 
-	l.args[0] = ai32(0);
+	l.args[0] = bench_arg_i32(0);
 	for (unsigned i = 0; i < 100 + iters; i++) {
 		double t0;
 

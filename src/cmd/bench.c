@@ -727,7 +727,7 @@ json_out(struct bench_run *r, struct strbuf *out, int stopped)
 }
 
 int
-cmd_bench(int argc, char **argv, struct gs_config *cfg)
+cmd_bench_matmul(int argc, char **argv, struct gs_config *cfg)
 {
 	enum { OPT_SIZE = 0x100, OPT_SWEEP, OPT_THREADS, OPT_OPENCL_CPU };
 	static const struct option opts[] = {

@@ -33,7 +33,10 @@ int cmd_doctor(int argc, char **argv, struct gs_config *cfg);
 int cmd_fit(int argc, char **argv, struct gs_config *cfg);
 int cmd_specs(int argc, char **argv, struct gs_config *cfg);
 int cmd_bench(int argc, char **argv, struct gs_config *cfg);
+/* gpuscope bench matmul (src/cmd/bench.c); cmd_bench() hands it its arguments */
+int cmd_bench_matmul(int argc, char **argv, struct gs_config *cfg);
 int cmd_serve(int argc, char **argv, struct gs_config *cfg);
+int cmd_burn(int argc, char **argv, struct gs_config *cfg);
 
 enum snap_flags {
 	SNAP_PROCS = 1 << 0, /* with processes */

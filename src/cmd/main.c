@@ -30,8 +30,12 @@ static const char help_text[] =
         "                [--batch N] [--gpus N] [--gpu NAME,...|--rent] [--zero 1|2|3|--fsdp]\n"
         "                [--checkpointing] [--optimizer O] [--lora-rank R] [--tokens T] [--json]\n"
         "       gpuscope specs [NAME] [--json]\n"
+        "       gpuscope bench [TEST...] [--quick] [-i ID,...] [--json] [--plot FILE.svg]\n"
+        "                [--force] [--no-save] [--opencl-cpu]\n"
         "       gpuscope bench matmul [--size N | --sweep] [--json] [--threads N]\n"
         "                [--opencl-cpu]\n"
+        "       gpuscope burn [--duration SEC] [--precision fp32|fp64] [--memtest] [-i ID,...]\n"
+        "                [--record FILE] [--json]\n"
         "       gpuscope serve [--listen ADDR] [--web-config FILE] [-d SEC] [--processes N]\n"
         "       gpuscope --demo [command and options]\n"
         "       gpuscope --version | --help\n"
@@ -122,6 +126,15 @@ static const char help_text[] =
         "\n"
         "specs: the spec table (memory, bandwidth, FP64/FP32/BF16/FP8/INT8 peaks, FP64:FP32\n"
         "ratio, TDP), all of it or the rows NAME matches; --json, --sources.\n"
+        "\n"
+        "bench: each GPU measured (CUDA through libcuda.so.1, others through OpenCL): FMA\n"
+        "peaks per precision, tensor cores (mma), memory bandwidth (BabelStream), host <->\n"
+        "device copies, launch latency; each against the spec sheet, the peak at the clocks\n"
+        "seen and the PCIe link, with what held the GPU down; kept per GPU for fit and doctor\n"
+        "(docs/bench.md). TEST: names or prefixes (stream, fma.fp32, h2d, ...).\n"
+        "      --quick         about 15 s a GPU; -i ID,... the GPUs (bench -i list)\n"
+        "      --plot=FILE     a roofline picture (SVG); --force: a GPU others use\n"
+        "      --no-save       do not keep the results\n"
         "\n"
         "bench matmul: C = A x B in FP32 on the CPU (the naive loop, a blocked vectorised\n"
         "kernel on all CPUs, the system BLAS) and each OpenCL GPU (naive, tiled; kernel\n"
@@ -277,6 +290,8 @@ main(int argc, char **argv)
 		rc = cmd_specs(n - 1, args + 1, &cfg);
 	else if (n > 1 && !strcmp(args[1], "bench"))
 		rc = cmd_bench(n - 1, args + 1, &cfg);
+	else if (n > 1 && !strcmp(args[1], "burn"))
+		rc = cmd_burn(n - 1, args + 1, &cfg);
 	else if (n > 1 && !strcmp(args[1], "serve"))
 		rc = cmd_serve(n - 1, args + 1, &cfg);
 	else if (n > 1 && !strcmp(args[1], "query"))
@@ -285,7 +300,7 @@ main(int argc, char **argv)
 		rc = cmd_query(n, args, &cfg); /* nvidia-smi's spelling: no subcommand */
 	else if (n > 1 && args[1][0] != '-') {
 		cmd_error(
-		        "'%s' is not a gpuscope command (commands: status, query, top, watch, record, replay, doctor, fit, specs, bench, serve); see 'gpuscope --help'",
+		        "'%s' is not a gpuscope command (commands: status, query, top, watch, record, replay, doctor, fit, specs, bench, burn, serve); see 'gpuscope --help'",
 		        args[1]);
 		rc = EXIT_USAGE;
 	} else

@@ -441,7 +441,8 @@ fcu_kern_run(struct CUctx_st *ctx, const struct fcu_launch *L, double *seconds)
 				float s = 0;
 
 				for (uint64_t i = k * bsize + t; t < bsize && i < n; i += threads)
-					s = fmaf(((const float *)p[0])[i], ((const float *)p[1])[i], s);
+					s = fmaf(((const float *)p[0])[i], ((const float *)p[1])[i],
+					         s);
 				sum[t] = s;
 			}
 			for (unsigned half = BENCH_DOT_BLOCK / 2; half > 0; half /= 2)

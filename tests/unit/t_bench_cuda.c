@@ -170,42 +170,6 @@ write_file(const char *path, const char *text)
 
 static const unsigned one[2] = { 1, 1 };
 
-static struct bench_arg
-buf_arg(uint64_t buf)
-{
-	struct bench_arg a = { .type = BA_BUF };
-
-	a.v.b.buf = buf;
-	return a;
-}
-
-static struct bench_arg
-f32_arg(float f)
-{
-	struct bench_arg a = { .type = BA_F32 };
-
-	a.v.f32 = f;
-	return a;
-}
-
-static struct bench_arg
-u64_arg(uint64_t v)
-{
-	struct bench_arg a = { .type = BA_U64 };
-
-	a.v.u64 = v;
-	return a;
-}
-
-static struct bench_arg
-i32_arg(int32_t v)
-{
-	struct bench_arg a = { .type = BA_I32 };
-
-	a.v.i32 = v;
-	return a;
-}
-
 /* cuInit's error: in a child, since the fake reads its scenario once a process */
 static void
 test_init_error(void)
@@ -298,11 +262,11 @@ test_triad(struct bench_dev *d)
 	rc = rc ? rc : d->ops->write(d, 1, c, 0, hc, N * 4, true, &err);
 	rc = rc ? rc : d->ops->sync(d, -1, &err);
 	is_int(rc, 0, "writes on both streams (%s)", err.msg);
-	args[0] = buf_arg(a);
-	args[1] = buf_arg(b);
-	args[2] = buf_arg(c);
-	args[3] = f32_arg(0.5f);
-	args[4] = u64_arg(N);
+	args[0] = bench_arg_buf(a, 0);
+	args[1] = bench_arg_buf(b, 0);
+	args[2] = bench_arg_buf(c, 0);
+	args[3] = bench_arg_f32(0.5f);
+	args[4] = bench_arg_u64(N);
 	rc = d->ops->mark(d, 0, 2, &err);
 	rc = rc ? rc : d->ops->launch(d, 0, BK_STREAM_TRIAD, grid, block, args, 5, &err);
 	rc = rc ? rc : d->ops->mark(d, 0, 3, &err);
@@ -321,8 +285,8 @@ test_triad(struct bench_dev *d)
 	args[0].v.b.off = 4 * (N - 16);
 	args[1].v.b.off = 4 * (N - 16);
 	args[2].v.b.off = 4 * (N - 16);
-	args[3] = f32_arg(2.0f);
-	args[4] = u64_arg(16);
+	args[3] = bench_arg_f32(2.0f);
+	args[4] = bench_arg_u64(16);
 	rc = d->ops->launch(d, 1, BK_STREAM_TRIAD, one, one, args, 5, &err);
 	rc = rc ? rc : d->ops->read(d, 1, a, 4 * (N - 16), ha, 64, true, &err);
 	ok(rc == 0 && ha[15] == hb[N - 1] + 2.0f * hc[N - 1],
@@ -330,7 +294,7 @@ test_triad(struct bench_dev *d)
 	err_clear(&err);
 
 	args[0].v.b.off = 0;
-	args[3] = i32_arg(1);
+	args[3] = bench_arg_i32(1);
 	rc = d->ops->launch(d, 0, BK_STREAM_TRIAD, grid, block, args, 5, &err);
 	ok(rc == E_USAGE && strstr(err.msg, "argument 3 is not f32"), "a wrong argument type (%s)",
 	   err.msg);
@@ -399,7 +363,7 @@ test_spin(struct bench_dev *d)
 	memset(h, 0, 4096);
 	sp[0] = (struct bench_arg){ .type = BA_HOST };
 	sp[0].v.host = fp;
-	sp[1] = u64_arg(30000000000ull);
+	sp[1] = bench_arg_u64(30000000000ull);
 	rc = rc ? rc : d->ops->launch(d, 0, BK_SPIN, one, one, sp, 2, &err);
 	rc = rc ? rc : d->ops->read(d, 0, a, 0, h, 4096, false, &err);
 	is_int(rc, 0, "spin, and a read queued behind it (%s)", err.msg);
@@ -442,7 +406,7 @@ static void
 test_launch_failed(struct bench_dev *d)
 {
 	struct err err = ERR_INIT;
-	struct bench_arg e = i32_arg(0);
+	struct bench_arg e = bench_arg_i32(0);
 	char first[256];
 	uint64_t a = 0;
 	int rc;
@@ -475,11 +439,11 @@ test_hang(struct bench_dev *d)
 
 	d->timeout_s = 0.5;
 	rc = d->ops->alloc(d, 4096, &a, &err);
-	args[0] = buf_arg(a);
-	args[1] = buf_arg(a);
-	args[2] = buf_arg(a);
-	args[3] = f32_arg(1);
-	args[4] = u64_arg(1024);
+	args[0] = bench_arg_buf(a, 0);
+	args[1] = bench_arg_buf(a, 0);
+	args[2] = bench_arg_buf(a, 0);
+	args[3] = bench_arg_f32(1);
+	args[4] = bench_arg_u64(1024);
 	rc = rc ? rc : d->ops->launch(d, 0, BK_STREAM_TRIAD, one, one, args, 5, &err);
 	is_int(rc, 0, "a kernel that will hang is queued (%s)", err.msg);
 	t0 = clock_mono();
@@ -535,11 +499,12 @@ test_fake(void)
 	           !devs.dev[1]->ops->has(devs.dev[1], BK_FMA_F32),
 	   "GPUSCOPE_BENCH_PTX: has() is what the file has");
 	{
-		struct bench_arg args[4] = { buf_arg(0), f32_arg(0.5f), f32_arg(-1), i32_arg(1) };
+		struct bench_arg args[4] = { bench_arg_buf(0, 0), bench_arg_f32(0.5f),
+			                     bench_arg_f32(-1), bench_arg_i32(1) };
 		uint64_t o = 0;
 
 		n = devs.dev[1]->ops->alloc(devs.dev[1], 4096, &o, &err);
-		args[0] = buf_arg(o);
+		args[0] = bench_arg_buf(o, 0);
 		n = n ? n
 		      : devs.dev[1]->ops->launch(devs.dev[1], 0, BK_FMA_F32, one, one, args, 4,
 		                                 &err);
