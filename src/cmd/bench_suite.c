@@ -326,7 +326,7 @@ text_device(const struct suite_run *r, const struct devrun *d, struct strbuf *ou
 	for (size_t i = 0; i < d->nres; i++) {
 		const struct bench_result *res = &d->res[i];
 		const struct bench_peak *pk = &res->peak;
-		char best[24], med[24], spec[24], pspec[12], clk[24], pclk[12], why[256];
+		char best[24], med[24], spec[24], pspec[12], clk[24], pclk[12], why[256], note[320];
 
 		if (res->status != BENCH_MEASURED) {
 			strbuf_addf(out, "  %-15s %12s %10s %-8s %s: %s\n", res->name, "-", "-", "",
@@ -345,12 +345,29 @@ text_device(const struct suite_run *r, const struct devrun *d, struct strbuf *ou
 		fmt_num(clk, sizeof(clk), pk->clock);
 		fmt_pct(pclk, sizeof(pclk), pk->pct_clock);
 		suffered(res, &d->obs[i], why, sizeof(why));
-		strbuf_addf(out, "  %-15s %12s %10s %-8s %9s %6s %10s %6s  %s%s%s%s%s\n", res->name,
-		            best, med, res->unit, spec, pspec, clk, pclk,
-		            (pk->flags & BENCH_PEAK_OVER) ? "above 100%: boost clock; " : "",
-		            (pk->flags & BENCH_PEAK_LOW) && !why[0] ? "below 60%; " : "",
-		            why[0] ? "held down: " : "", why,
-		            res->note[0] && !why[0] ? res->note : "");
+		note[0] = 0;
+		if (pk->flags & BENCH_PEAK_OVER)
+			snprintf(note, sizeof(note), "above 100%%: boost clock");
+		else if ((pk->flags & BENCH_PEAK_LOW) && !why[0])
+			snprintf(note, sizeof(note), "below 60%%");
+		if (why[0])
+			snprintf(note + strlen(note), sizeof(note) - strlen(note),
+			         "%sheld down: %s", note[0] ? "; " : "", why);
+		strbuf_addf(out, "  %-15s %12s %10s %-8s %9s %6s %10s %6s  %s\n", res->name, best,
+		            med, res->unit, spec, pspec, clk, pclk, note);
+	}
+	/* how each was measured, under the table so that the table reads at a glance */
+	for (size_t i = 0, first = 1; i < d->nres; i++) {
+		const struct bench_result *res = &d->res[i];
+
+		if (res->status != BENCH_MEASURED || (!res->note[0] && !res->nextra))
+			continue;
+		strbuf_addf(out, "%s %-15s %s", first ? "  how:" : "      ", res->name, res->note);
+		for (unsigned e = 0; e < res->nextra; e++)
+			strbuf_addf(out, "%s%s %.4g %s", res->note[0] || e ? "; " : "",
+			            res->extra[e].name, res->extra[e].value, res->unit);
+		strbuf_addch(out, '\n');
+		first = 0;
 	}
 	if (d->rc < 0 && d->error[0])
 		strbuf_addf(out, "  stopped: %s\n", d->error);
