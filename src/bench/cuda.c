@@ -53,6 +53,8 @@ typedef struct {
 #define CUDA_ERROR_OPERATING_SYSTEM               304
 #define CUDA_ERROR_NOT_FOUND                      500
 #define CUDA_ERROR_NOT_READY                      600
+#define CUDA_ERROR_PEER_ACCESS_UNSUPPORTED        217
+#define CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED    704
 #define CUDA_ERROR_ILLEGAL_ADDRESS                700
 #define CUDA_ERROR_LAUNCH_TIMEOUT                 702
 #define CUDA_ERROR_CONTEXT_IS_DESTROYED           709
@@ -78,6 +80,9 @@ typedef struct {
 #define CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE            38 /* bytes */
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
+
+#define CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK        0x01
+#define CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED 0x03
 
 #define CU_MEMHOSTALLOC_PORTABLE           0x01
 #define CU_MEMHOSTALLOC_DEVICEMAP          0x02
@@ -124,6 +129,11 @@ struct cu_sym {
 	CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
 	CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
 	CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+	CUresult (*DeviceCanAccessPeer)(int *, CUdevice, CUdevice);
+	CUresult (*DeviceGetP2PAttribute)(int *, int, CUdevice, CUdevice);
+	CUresult (*CtxEnablePeerAccess)(CUcontext, unsigned);
+	CUresult (*MemcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t,
+	                            CUstream);
 	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
 	                         unsigned, unsigned, CUstream, void **, void **);
 	CUresult (*GetErrorName)(CUresult, const char **);
@@ -179,6 +189,10 @@ static const struct {
 	SYM(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
 	SYM(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
 	SYM(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
+	SYM(DeviceCanAccessPeer, "cuDeviceCanAccessPeer"),
+	SYM(DeviceGetP2PAttribute, "cuDeviceGetP2PAttribute"),
+	SYM(CtxEnablePeerAccess, "cuCtxEnablePeerAccess"),
+	SYM(MemcpyPeerAsync, "cuMemcpyPeerAsync"),
 	SYM(LaunchKernel, "cuLaunchKernel"),
 	SYM(GetErrorName, "cuGetErrorName"),
 	SYM(GetErrorString, "cuGetErrorString"),
@@ -378,6 +392,8 @@ struct cu_dev {
 	int dead;
 	char dead_msg[256];
 	bool abandoned; /* timed out: nothing more is asked of the driver */
+	/* bit i: this context may reach device ordinal i's (cuCtxEnablePeerAccess done) */
+	uint64_t peer_on;
 };
 
 /* The library bench_cuda_error_name() asks while one is loaded. */
@@ -1262,6 +1278,109 @@ cu_elapsed(struct bench_dev *d, unsigned a, unsigned b, double *seconds, struct 
 	return 0;
 }
 
+static const struct bench_dev_ops cu_ops;
+
+/* other as another device of cd's library, or NULL */
+static struct cu_dev *
+peer_of(struct cu_dev *cd, struct bench_dev *other)
+{
+	struct cu_dev *co;
+
+	if (!other || other->ops != &cu_ops)
+		return NULL;
+	co = cu_of(other);
+	return co != cd && co->lib == cd->lib ? co : NULL;
+}
+
+static int
+cu_peer_info(struct bench_dev *d, struct bench_dev *other, struct bench_peer_info *pi,
+             struct err *err)
+{
+	struct cu_dev *cd = cu_of(d), *co = peer_of(cd, other);
+	int v = 0, rc;
+	CUresult r;
+
+	*pi = (struct bench_peer_info){ .rank = -1, .atomics = -1 };
+	if (!co)
+		return err_set(err, E_USAGE, "peer_info: %s is not another CUDA device beside %s",
+		               other ? other->info.id : "(none)", d->info.id);
+	rc = enter(cd, err);
+	if (rc == 0)
+		rc = dead_check(co, err);
+	if (rc)
+		return rc;
+	r = cd->lib->s.DeviceCanAccessPeer(&v, cd->cu, co->cu);
+	if (r != CUDA_SUCCESS)
+		return cu_fail(cd, err, "cuDeviceCanAccessPeer", r);
+	pi->to = v != 0;
+	r = cd->lib->s.DeviceCanAccessPeer(&v, co->cu, cd->cu);
+	if (r != CUDA_SUCCESS)
+		return cu_fail(cd, err, "cuDeviceCanAccessPeer", r);
+	pi->from = v != 0;
+	/* what the link is: told where the driver answers, left unknown where not */
+	if (cd->lib->s.DeviceGetP2PAttribute(&v, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, cd->cu,
+	                                     co->cu) == CUDA_SUCCESS)
+		pi->rank = v;
+	if (cd->lib->s.DeviceGetP2PAttribute(&v, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED,
+	                                     cd->cu, co->cu) == CUDA_SUCCESS)
+		pi->atomics = v != 0;
+	return 0;
+}
+
+static int
+cu_peer_copy(struct bench_dev *d, int stream, struct bench_dev *dst_dev, uint64_t dst, uint64_t src,
+             size_t bytes, struct err *err)
+{
+	struct cu_dev *cd = cu_of(d), *co = peer_of(cd, dst_dev);
+	CUdeviceptr pd = 0, ps = 0;
+	bool on;
+	CUresult r;
+	int rc;
+
+	if (!stream_of(cd, stream, "peer_copy", err))
+		return E_USAGE;
+	if (!co)
+		return err_set(err, E_USAGE, "peer_copy: %s is not another CUDA device beside %s",
+		               dst_dev ? dst_dev->info.id : "(none)", d->info.id);
+	rc = buf_range(cd, src, 0, bytes, "peer_copy", &ps, err);
+	if (rc == 0)
+		rc = buf_range(co, dst, 0, bytes, "peer_copy", &pd, err);
+	/* both contexts made (the copy names the destination's), d's left current */
+	if (rc == 0)
+		rc = enter(co, err);
+	if (rc == 0)
+		rc = enter(cd, err);
+	if (rc < 0)
+		return rc;
+	if (!bytes)
+		return 0;
+	pthread_mutex_lock(&cd->mu);
+	on = co->cu >= 0 && co->cu < 64 && (cd->peer_on >> co->cu & 1);
+	pthread_mutex_unlock(&cd->mu);
+	if (!on) {
+		/*
+		 * Without it the driver would stage the copy through host
+		 * memory, and the figure would not be the link's.
+		 */
+		r = cd->lib->s.CtxEnablePeerAccess(co->ctx, 0);
+		if (r == CUDA_ERROR_PEER_ACCESS_UNSUPPORTED) {
+			char buf[32];
+
+			return err_set(err, E_NOTSUP, "cuCtxEnablePeerAccess: %s (%d)",
+			               lib_error_name(cd->lib, r, buf, sizeof(buf)), r);
+		}
+		if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+			return cu_fail(cd, err, "cuCtxEnablePeerAccess", r);
+		if (co->cu >= 0 && co->cu < 64) {
+			pthread_mutex_lock(&cd->mu);
+			cd->peer_on |= 1ull << co->cu;
+			pthread_mutex_unlock(&cd->mu);
+		}
+	}
+	r = cd->lib->s.MemcpyPeerAsync(pd, co->ctx, ps, cd->ctx, bytes, cd->stream[stream]);
+	return r == CUDA_SUCCESS ? 0 : cu_fail(cd, err, "cuMemcpyPeerAsync", r);
+}
+
 static void
 lib_unref(struct cu_lib *lib)
 {
@@ -1328,7 +1447,50 @@ static const struct bench_dev_ops cu_ops = {
 	.elapsed = cu_elapsed,
 	.sync = cu_sync,
 	.close = cu_close,
+	.peer_info = cu_peer_info,
+	.peer_copy = cu_peer_copy,
 };
+
+bool
+bench_cuda_is(const struct bench_dev *d)
+{
+	return d && d->ops == &cu_ops;
+}
+
+int
+bench_cuda_raw(struct bench_dev *d, int stream, struct bench_cuda_raw *raw, struct err *err)
+{
+	struct cu_dev *cd;
+	int rc;
+
+	if (!bench_cuda_is(d))
+		return err_set(err, E_USAGE, "raw: not a CUDA device");
+	cd = cu_of(d);
+	if (!stream_of(cd, stream, "raw", err))
+		return E_USAGE;
+	rc = enter(cd, err);
+	if (rc < 0)
+		return rc;
+	raw->ctx = cd->ctx;
+	raw->stream = cd->stream[stream];
+	raw->dl = cd->lib->dl;
+	return 0;
+}
+
+int
+bench_cuda_ptr(struct bench_dev *d, uint64_t buf, uint64_t off, size_t bytes,
+               unsigned long long *ptr, struct err *err)
+{
+	CUdeviceptr p = 0;
+	int rc;
+
+	if (!bench_cuda_is(d))
+		return err_set(err, E_USAGE, "raw: not a CUDA device");
+	rc = buf_range(cu_of(d), buf, off, bytes, "raw", &p, err);
+	if (rc == 0)
+		*ptr = p;
+	return rc;
+}
 
 /* True when path is (or resolves to) the CUDA toolkit's link-time stub. */
 static bool

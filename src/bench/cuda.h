@@ -31,9 +31,13 @@
 #ifndef GPUSCOPE_BENCH_CUDA_H
 #define GPUSCOPE_BENCH_CUDA_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+struct bench_dev;
 struct bench_devs;
+struct err;
 
 /*
  * dlopen path (NULL: GPUSCOPE_CUDA when set and not empty, else
@@ -54,5 +58,25 @@ int bench_cuda_open(struct bench_devs *devs, const char *path);
  * code neither knows.
  */
 const char *bench_cuda_error_name(int code, char *buf, size_t size);
+
+/*
+ * For a library that queues its own work on a device of this backend
+ * (cuBLASLt, bench/cublaslt.c). bench_cuda_is: whether d is one.
+ * bench_cuda_raw: d's context (made if need be, and current on this
+ * thread), its stream of index stream (0 or 1) as CUstream, and the
+ * libcuda.so.1 handle it was opened with; 0, or the status and err of the
+ * device's operations (E_LOST once lost). bench_cuda_ptr: the CUdeviceptr
+ * of bytes [off, off + bytes) of buffer buf of alloc(), or E_USAGE.
+ */
+struct bench_cuda_raw {
+	void *ctx;    /* CUcontext */
+	void *stream; /* CUstream */
+	void *dl;     /* dlopen()'s handle of the driver's library */
+};
+
+bool bench_cuda_is(const struct bench_dev *d);
+int bench_cuda_raw(struct bench_dev *d, int stream, struct bench_cuda_raw *raw, struct err *err);
+int bench_cuda_ptr(struct bench_dev *d, uint64_t buf, uint64_t off, size_t bytes,
+                   unsigned long long *ptr, struct err *err);
 
 #endif

@@ -275,6 +275,13 @@ struct bench_dev_info {
 
 struct bench_dev;
 
+/* What the driver tells of the link between two devices (peer_info()); -1: not told. */
+struct bench_peer_info {
+	bool to, from; /* d can access other's memory (cuDeviceCanAccessPeer), and back */
+	int rank;      /* CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, d to other */
+	int atomics;   /* CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, d to other */
+};
+
 /*
  * A device's operations. Every call that can fail returns a negative
  * status (core/err.h) with err set to one line naming the API call and its
@@ -333,6 +340,20 @@ struct bench_dev_ops {
 	int (*sync)(struct bench_dev *d, int stream, struct err *err);
 	/* Release everything of d (buffers, streams, context) and d itself. */
 	void (*close)(struct bench_dev *d);
+	/*
+	 * GPU to GPU (CUDA; NULL in a backend without it, as OpenCL). peer_info()
+	 * says whether d and other (a device of the same backend) can reach
+	 * each other's memory directly, and what the driver tells of the link.
+	 * peer_copy() queues, on d's stream, a copy-engine copy of bytes from
+	 * d's buffer src to dst_dev's buffer dst, enabling d's access to
+	 * dst_dev's memory the first time (E_NOTSUP when the driver refuses
+	 * it); markers on that stream time it. E_LOST or E_TIMEOUT: one of the
+	 * two is lost (mem_info() on each tells which).
+	 */
+	int (*peer_info)(struct bench_dev *d, struct bench_dev *other, struct bench_peer_info *pi,
+	                 struct err *err);
+	int (*peer_copy)(struct bench_dev *d, int stream, struct bench_dev *dst_dev, uint64_t dst,
+	                 uint64_t src, size_t bytes, struct err *err);
 };
 
 #define BENCH_MARKS 8

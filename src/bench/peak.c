@@ -209,7 +209,8 @@ bench_clock_peak(const struct bench_dev_info *info, const struct gpu_spec *spec,
 	if (prefix(test, "stream."))
 		return bench_mem_peak_gbs(info->mem_bus_bits, mhz > 0 ? mhz : info->mem_clock_mhz,
 		                          how, size);
-	if (!prefix(test, "fma.") && !prefix(test, "dp4a.") && !prefix(test, "mma.")) {
+	if (!prefix(test, "fma.") && !prefix(test, "dp4a.") && !prefix(test, "mma.") &&
+	    !prefix(test, "gemm.")) {
 		snprintf(how, size, "no clock-derived peak for %s", test);
 		return NAN;
 	}
@@ -238,6 +239,9 @@ bench_clock_peak(const struct bench_dev_info *info, const struct gpu_spec *spec,
 		/* only FP32-accumulate tensor work runs at half rate on GeForce parts */
 		if (prefix(test, "mma.") && !is(test, "mma.int8"))
 			half = tc_half(g, info, spec, &known);
+		/* cuBLASLt: gemm.fp16 accumulates in FP16 (full rate), bf16 and fp8 in FP32 */
+		if (is(test, "gemm.tf32") || is(test, "gemm.bf16") || is(test, "gemm.fp8"))
+			half = tc_half(g, info, spec, &known);
 		if (is(test, "fma.fp32"))
 			per = g->fp32, what = "FP32";
 		else if (is(test, "fma.fp64"))
@@ -260,6 +264,22 @@ bench_clock_peak(const struct bench_dev_info *info, const struct gpu_spec *spec,
 			per = g->int8_tc ? g->tc * 2 : 0, what = "INT8 tensor";
 		else if (is(test, "mma.fp8"))
 			per = g->fp8_tc ? g->tc * 2 / (half ? 2 : 1) : 0, what = "FP8 tensor";
+		else if (is(test, "gemm.fp32"))
+			per = g->fp32, what = "FP32 (non-tensor)";
+		else if (is(test, "gemm.tf32"))
+			per = g->tf32_tc ? g->tc / (half ? 4 : 2) : 0, what = "TF32 tensor";
+		else if (is(test, "gemm.fp16"))
+			per = g->tc, what = "FP16 tensor, FP16 accumulate";
+		else if (is(test, "gemm.bf16"))
+			per = g->bf16_tc ? g->tc / (half ? 2 : 1) : 0, what = "BF16 tensor";
+		else if (is(test, "gemm.fp8"))
+			per = g->fp8_tc ? g->tc * 2 / (half ? 2 : 1) : 0, what = "FP8 tensor";
+		/* DMMA: GA100 and GH100 run FP64 on tensor cores at twice the vector rate (3.4) */
+		else if (is(test, "gemm.fp64") &&
+		         ((g->major == 8 && g->minor == 0) || g->major == 9))
+			per = g->fp64 * 2, what = "FP64 tensor";
+		else if (is(test, "gemm.fp64"))
+			per = g->fp64, what = "FP64";
 	} else {
 		double fp32, fp64;
 
@@ -300,6 +320,12 @@ bench_spec_peak(const struct gpu_spec *spec, const char *test, char *how, unsign
 		{ "mma.tf32", offsetof(struct gpu_spec, tf32), "tf32 tensor" },
 		{ "mma.int8", offsetof(struct gpu_spec, int8), "int8 tensor" },
 		{ "mma.fp8", offsetof(struct gpu_spec, fp8), "fp8 tensor" },
+		{ "gemm.fp32", offsetof(struct gpu_spec, fp32), "fp32 (non-tensor)" },
+		{ "gemm.tf32", offsetof(struct gpu_spec, tf32), "tf32 tensor" },
+		{ "gemm.fp16", offsetof(struct gpu_spec, fp16), "fp16 tensor" },
+		{ "gemm.bf16", offsetof(struct gpu_spec, bf16), "bf16 tensor" },
+		{ "gemm.fp8", offsetof(struct gpu_spec, fp8), "fp8 tensor" },
+		{ "gemm.fp64", offsetof(struct gpu_spec, fp64_tensor), "fp64 tensor" },
 	};
 	char link[96];
 	double v;
@@ -332,6 +358,15 @@ bench_spec_peak(const struct gpu_spec *spec, const char *test, char *how, unsign
 		if (!is(test, col[i].test))
 			continue;
 		memcpy(&v, (const char *)spec + col[i].off, sizeof(v));
+		/* a part without FP64 tensor cores: its FP64 is what cuBLASLt reaches for */
+		if (is(test, "gemm.fp64") && !isfinite(v)) {
+			v = spec->fp64;
+			if (isfinite(v)) {
+				snprintf(how, size, "%s: fp64 %g TFLOP/s (no fp64 tensor figure)",
+				         spec->name, v);
+				return v * 1000;
+			}
+		}
 		if (!isfinite(v)) {
 			snprintf(how, size, "%s: no %s figure in the table", spec->name,
 			         col[i].col);

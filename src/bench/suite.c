@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/cublaslt.h"
 #include "bench/dev.h"
 #include "bench/matmul.h"
 #include "core/clock.h"
@@ -25,7 +26,7 @@
 /* a test stopped by opts->stop: not an error */
 #define STOPPED 1
 
-enum group { G_FMA, G_MMA, G_STREAM, G_COPY, G_LAUNCH };
+enum group { G_FMA, G_MMA, G_GEMM, G_STREAM, G_COPY, G_LAUNCH };
 
 enum copy_kind { C_H2D, C_D2H, C_BIDIR, C_H2D_PAGE, C_D2H_PAGE, C_H2D_SM, C_D2H_SM };
 
@@ -33,7 +34,7 @@ struct test {
 	const char *name;
 	enum group group;
 	enum bench_kern kern;
-	int var;         /* enum copy_kind, the stream kernel's index, mma's K */
+	int var;         /* enum copy_kind, the stream kernel's index, mma's K, gemm's type */
 	double ops_step; /* FMA: operations a chain step counts (dev.h) */
 	const char *unit;
 };
@@ -54,6 +55,13 @@ static const struct test tests[BENCH_SUITE_MAX] = {
 	{ "mma.tf32", G_MMA, BK_MMA_TF32, 8, 0, "GFLOP/s" },
 	{ "mma.int8", G_MMA, BK_MMA_I8, 32, 0, "GOP/s" },
 	{ "mma.fp8", G_MMA, BK_MMA_FP8, 32, 0, "GFLOP/s" },
+	/* cuBLASLt (bench/cublaslt.h); var: enum bench_gemm_type */
+	{ "gemm.fp32", G_GEMM, BK_NKERNELS, BG_FP32, 0, "GFLOP/s" },
+	{ "gemm.tf32", G_GEMM, BK_NKERNELS, BG_TF32, 0, "GFLOP/s" },
+	{ "gemm.fp16", G_GEMM, BK_NKERNELS, BG_FP16, 0, "GFLOP/s" },
+	{ "gemm.bf16", G_GEMM, BK_NKERNELS, BG_BF16, 0, "GFLOP/s" },
+	{ "gemm.fp8", G_GEMM, BK_NKERNELS, BG_FP8, 0, "GFLOP/s" },
+	{ "gemm.fp64", G_GEMM, BK_NKERNELS, BG_FP64, 0, "GFLOP/s" },
 	{ "stream.copy", G_STREAM, BK_STREAM_COPY, 0, 0, "GB/s" },
 	{ "stream.mul", G_STREAM, BK_STREAM_MUL, 1, 0, "GB/s" },
 	{ "stream.add", G_STREAM, BK_STREAM_ADD, 2, 0, "GB/s" },
@@ -663,12 +671,275 @@ run_mma(struct run *r, const struct test *t, struct bench_result *res, struct er
 	snprintf(res->note, sizeof(res->note),
 	         "mma.sync m16n8k%d, %llu warps x %d x %d accumulators; checked finite", t->var,
 	         n / 32, MMA_ITERS, BENCH_MMA_CHAINS);
-	/*
-	 * cuBLASLt GEMM (the number a framework sees, issue 16) is a later step:
-	 * its tests ("gemm.bf16", ...) go beside these, timed the same way.
-	 */
 out:
 	dfree(r, &out, bytes);
+	return rc;
+}
+
+/* ---- cuBLASLt GEMM (the number a framework sees) ---- */
+
+/* clpeak's n: 2048 + SMs x 256 in [2048, 16384], shrunk to fit; --quick at most 4096 */
+#define GEMM_MIN_N   256
+#define GEMM_BASE_N  2048
+#define GEMM_MAX_N   16384
+#define GEMM_QUICK_N 4096
+#define GEMM_WS      (256 * MIB)
+#define GEMM_PROBES  3
+#define GEMM_CHECKS  256
+#define GEMM_CHUNK   (16 * MIB)
+
+/*
+ * The n of type t's GEMM and its workspace: A, B, C and the workspace
+ * within a quarter of the device's memory (clpeak's) and the budget; 0 when
+ * not even GEMM_MIN_N fits.
+ */
+static unsigned
+gemm_n(const struct run *r, enum bench_gemm_type t, size_t *ws_bytes)
+{
+	unsigned long long total = r->d->info.mem_total ? r->d->info.mem_total : r->free_bytes;
+	unsigned long long room = total / 4, n;
+	size_t in = bench_gemm_in_size(t), out = bench_gemm_out_size(t);
+
+	if (r->budget - r->used < room)
+		room = r->budget - r->used;
+	*ws_bytes = (size_t)(room / 8 < GEMM_WS ? room / 8 / 256 * 256 : GEMM_WS);
+	n = GEMM_BASE_N + (unsigned long long)r->d->info.units * 256;
+	if (n > GEMM_MAX_N)
+		n = GEMM_MAX_N;
+	if (r->o->quick && n > GEMM_QUICK_N)
+		n = GEMM_QUICK_N;
+	while (n >= GEMM_MIN_N && n * n * (2 * in + out) + *ws_bytes > room)
+		n -= 256;
+	return n >= GEMM_MIN_N ? (unsigned)n : 0;
+}
+
+/* A and B from bench_gemm_value(), C all ones bits (NaN in every output type) */
+static int
+gemm_fill(struct run *r, enum bench_gemm_type t, unsigned n, const uint64_t buf[3], bool c_only,
+          struct err *err)
+{
+	size_t nn = (size_t)n * n, chunk = GEMM_CHUNK;
+	unsigned char *host = xmalloc(chunk);
+	int rc = 0;
+
+	for (int m = c_only ? 2 : 0; m < 3 && !rc; m++) {
+		size_t es = m < 2 ? bench_gemm_in_size(t) : bench_gemm_out_size(t);
+		size_t per = chunk / es;
+
+		if (m == 2)
+			memset(host, 0xff, chunk);
+		for (size_t first = 0; first < nn && !rc; first += per) {
+			size_t count = nn - first < per ? nn - first : per;
+
+			if (m < 2)
+				bench_gemm_fill(t, m, first, count, host);
+			rc = dv(r, r->d->ops->write(r->d, 0, buf[m], first * es, host, count * es,
+			                            true, err));
+		}
+	}
+	free(host);
+	return rc;
+}
+
+/* runs GEMMs with algorithm algo between markers 0 and 1: the seconds of one in *per */
+static int
+gemm_time(struct run *r, struct bench_gemm *g, unsigned algo, unsigned runs, double *per,
+          struct err *err)
+{
+	double s;
+	int rc;
+
+	if ((rc = mark(r, 0, 0, err)))
+		return rc;
+	for (unsigned i = 0; i < runs; i++) {
+		if (want_stop(r)) {
+			dsync(r, 0, NULL);
+			return STOPPED;
+		}
+		if ((rc = dv(r, bench_gemm_run(g, algo, err))))
+			return rc;
+	}
+	if ((rc = mark(r, 0, 1, err)) || (rc = elapsed(r, 0, 1, &s, err)))
+		return rc;
+	if (s <= 0)
+		return err_set(err, E_IO, "the device's markers gave %g s for %u GEMMs", s, runs);
+	*per = s / runs;
+	return 0;
+}
+
+/* timed_batches() with GEMMs: as many as the target takes at per seconds each, in 3 batches */
+static int
+gemm_batches(struct run *r, struct bench_gemm *g, unsigned algo, double per, double flop,
+             struct bench_result *res, struct err *err)
+{
+	double n = per > 0 ? r->target / per : MAX_LAUNCHES, rates[3];
+	unsigned runs, batches, each;
+	int rc;
+
+	runs = n < 1 ? 1 : n > MAX_LAUNCHES ? MAX_LAUNCHES : (unsigned)n;
+	batches = runs >= 3 ? 3 : 1;
+	each = runs / batches;
+	if ((rc = mark(r, 0, 0, err)))
+		return rc;
+	for (unsigned b = 0; b < batches; b++) {
+		for (unsigned i = 0; i < each; i++) {
+			if (want_stop(r)) {
+				dsync(r, 0, NULL);
+				return STOPPED;
+			}
+			if ((rc = dv(r, bench_gemm_run(g, algo, err))))
+				return rc;
+		}
+		if ((rc = mark(r, 0, b + 1, err)))
+			return rc;
+		progress(r, 0.5 + 0.4 * (b + 1) / batches);
+	}
+	for (unsigned b = 0; b < batches; b++) {
+		double s;
+
+		if ((rc = elapsed(r, b, b + 1, &s, err)))
+			return rc;
+		if (s <= 0)
+			return err_set(err, E_IO, "the device's markers gave %g s for %u GEMMs", s,
+			               each);
+		rates[b] = flop * each / s / 1e9;
+	}
+	set_rates(res, rates, batches);
+	res->count = flop * each;
+	return 0;
+}
+
+/* sampled elements of C (the corners first) against the host's in double */
+static int
+gemm_check(struct run *r, enum bench_gemm_type t, unsigned n, uint64_t c, struct bench_result *res,
+           struct err *err)
+{
+	size_t es = bench_gemm_out_size(t);
+	unsigned bad = 0, wi = 0, wj = 0;
+	double wgot = 0, wwant = 0, wtol = 0, worst = -1;
+	uint64_t x = 0x2545f4914f6cdd1dull;
+	unsigned char v[8];
+	int rc;
+
+	for (unsigned k = 0; k < GEMM_CHECKS; k++) {
+		unsigned i, j;
+		double got, want, tol, off;
+
+		if (k < 2) {
+			i = j = k ? n - 1 : 0;
+		} else {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			i = (unsigned)(x % n);
+			j = (unsigned)((x >> 32) % n);
+		}
+		if ((rc = dv(r, r->d->ops->read(r->d, 0, c, ((size_t)j * n + i) * es, v, es, true,
+		                                err))))
+			return rc;
+		got = bench_gemm_decode(t, v);
+		want = bench_gemm_reference(t, n, i, j, &tol);
+		off = fabs(got - want);
+		if (!isfinite(got) || !(off <= tol)) {
+			double how = isfinite(off) && tol > 0 ? off / tol : INFINITY;
+
+			bad++;
+			if (how > worst)
+				worst = how, wi = i, wj = j, wgot = got, wwant = want, wtol = tol;
+		}
+	}
+	if (bad) {
+		res->status = BENCH_WRONG;
+		snprintf(res->why, sizeof(res->why),
+		         "%u of %u sampled elements of C wrong: C[%u,%u] = %.9g, the host's %.9g "
+		         "(tolerance %.3g)",
+		         bad, GEMM_CHECKS, wi, wj, wgot, wwant, wtol);
+	}
+	return 0;
+}
+
+static int
+run_gemm(struct run *r, const struct test *t, struct bench_result *res, struct err *err)
+{
+	enum bench_gemm_type ty = (enum bench_gemm_type)t->var;
+	const struct bench_dev_info *info = &r->d->info;
+	struct bench_gemm *g = NULL;
+	uint64_t buf[3] = { 0 }, ws = 0;
+	size_t bytes[3] = { 0 }, ws_bytes = 0;
+	double per[BENCH_GEMM_ALGOS], first_s, flop;
+	unsigned n, n0, nalgo = 0, best = 0, probes = GEMM_PROBES;
+	int rc;
+
+	if (ty == BG_FP8 && !strcmp(info->api, "cuda") && info->cc_major &&
+	    info->cc_major * 10 + info->cc_minor < 89)
+		return err_set(err, E_NOTSUP,
+		               "FP8 GEMM needs compute capability 8.9 or later (this is %d.%d)",
+		               info->cc_major, info->cc_minor);
+	if ((rc = dv(r, bench_gemm_open(r->d, &g, err))))
+		return rc;
+	n = n0 = gemm_n(r, ty, &ws_bytes);
+	if (!n) {
+		rc = err_set(err, E_BUSY, "not enough free device memory for a %ux%u %s GEMM",
+		             GEMM_MIN_N, GEMM_MIN_N, t->name);
+		goto out;
+	}
+	for (int m = 0; m < 3; m++) {
+		bytes[m] =
+		        (size_t)n * n * (m < 2 ? bench_gemm_in_size(ty) : bench_gemm_out_size(ty));
+		if ((rc = dalloc(r, bytes[m], &buf[m], err)))
+			goto out;
+	}
+	if (ws_bytes && (rc = dalloc(r, ws_bytes, &ws, err)))
+		goto out;
+	if ((rc = gemm_fill(r, ty, n, buf, false, err)))
+		goto out;
+	progress(r, 0.1);
+	if ((rc = dv(r,
+	             bench_gemm_plan(g, ty, n, buf[0], buf[1], buf[2], ws, ws_bytes, &nalgo, err))))
+		goto out;
+	/*
+	 * The heuristic's pick once, as the warm-up: a GEMM longer than a
+	 * quarter of the target (FP64 of a GeForce card) makes n smaller, so
+	 * that eight candidates and the batch keep to the test's time.
+	 */
+	if ((rc = gemm_time(r, g, 0, 1, &first_s, err)))
+		goto out;
+	if (first_s > r->target / 4 && n > GEMM_MIN_N) {
+		unsigned m = (unsigned)(n * cbrt(r->target / 4 / first_s)) / 256 * 256;
+
+		n = m < GEMM_MIN_N ? GEMM_MIN_N : m;
+		/* the buffers hold n0^2 elements: the first n^2 are the smaller matrices */
+		if ((rc = dv(r, bench_gemm_plan(g, ty, n, buf[0], buf[1], buf[2], ws, ws_bytes,
+		                                &nalgo, err))) ||
+		    (rc = gemm_time(r, g, 0, 1, &first_s, err)))
+			goto out;
+	}
+	if (first_s > r->target / 16)
+		probes = 1;
+	flop = 2.0 * n * n * n;
+	/* every candidate: a warm-up, then probes between markers; the fastest is kept */
+	for (unsigned a = 0; a < nalgo; a++) {
+		if ((rc = dv(r, bench_gemm_run(g, a, err))) || (rc = dsync(r, 0, err)) ||
+		    (rc = gemm_time(r, g, a, probes, &per[a], err)))
+			goto out;
+		if (per[a] < per[best])
+			best = a;
+		progress(r, 0.1 + 0.4 * (a + 1) / nalgo);
+	}
+	/* the result checked is the batch's own: C is NaN before it */
+	if ((rc = gemm_fill(r, ty, n, buf, true, err)) ||
+	    (rc = gemm_batches(r, g, best, per[best], flop, res, err)) || (rc = dsync(r, 0, err)) ||
+	    (rc = gemm_check(r, ty, n, buf[2], res, err)))
+		goto out;
+	add_extra(res, "heuristic", flop / per[0] / 1e9);
+	snprintf(res->note, sizeof(res->note),
+	         "%.40s %ux%u%s: the heuristic's #%u of %u, %.2fx its own pick (#1)%s; %u "
+	         "sampled elements checked",
+	         bench_gemm_version(g), n, n, bench_gemm_trans_a(ty) ? " TN" : "", best + 1, nalgo,
+	         per[0] / per[best], n < n0 ? " (n cut to keep to the time)" : "", GEMM_CHECKS);
+out:
+	bench_gemm_close(g);
+	dfree(r, &ws, ws_bytes);
+	for (int m = 2; m >= 0; m--)
+		dfree(r, &buf[m], bytes[m]);
 	return rc;
 }
 
@@ -1252,6 +1523,9 @@ plan_seconds(const struct run *r, const struct test *t)
 	case G_FMA:
 	case G_MMA:
 		return r->target * 1.2 + 0.05;
+	case G_GEMM:
+		/* the candidates' probes, the batch, the fill and the check */
+		return r->target * 2 + 0.2;
 	case G_STREAM:
 		return r->o->quick ? 0.3 : 1.0; /* the whole group, counted once */
 	case G_COPY:
@@ -1327,6 +1601,9 @@ static bool
 supported(struct run *r, const struct test *t)
 {
 	if (t->group == G_COPY && t->kern == BK_NKERNELS)
+		return true;
+	/* run_gemm() says itself why it cannot (no library, no such type here) */
+	if (t->group == G_GEMM)
 		return true;
 	return r->d->ops->has(r->d, t->kern);
 }
@@ -1436,6 +1713,9 @@ bench_suite_run(struct bench_dev *d, const struct bench_suite_opts *opts, struct
 				break;
 			case G_MMA:
 				rc = run_mma(&r, t, x, &e);
+				break;
+			case G_GEMM:
+				rc = run_gemm(&r, t, x, &e);
 				break;
 			case G_COPY:
 				rc = run_copy(&r, t, x, &e);

@@ -511,9 +511,34 @@ ctx_free(struct CUctx_st *ctx)
 	free(ctx);
 }
 
+/* take peer out of ctx's peers; 0, or -1 when it was not there. fcu_lock held */
+static int
+peer_drop(struct CUctx_st *ctx, const struct CUctx_st *peer)
+{
+	for (int i = 0; i < ctx->npeer; i++)
+		if (ctx->peer[i] == peer) {
+			ctx->peer[i] = ctx->peer[--ctx->npeer];
+			return 0;
+		}
+	return -1;
+}
+
+/* whether ctx may reach peer's buffers; fcu_lock held */
+static bool
+peer_has(const struct CUctx_st *ctx, const struct CUctx_st *peer)
+{
+	for (int i = 0; i < ctx->npeer; i++)
+		if (ctx->peer[i] == peer)
+			return true;
+	return false;
+}
+
+/* fcu_lock held; the others' peer access to ctx ends with it, as the driver's does */
 static bool
 ctx_unlink(struct CUctx_st *ctx)
 {
+	for (struct CUctx_st *c = contexts; c; c = c->next)
+		peer_drop(c, ctx);
 	for (struct CUctx_st **pp = &contexts; *pp; pp = &(*pp)->next)
 		if (*pp == ctx) {
 			*pp = ctx->next;
@@ -1111,6 +1136,45 @@ op_new(enum fcu_op_kind kind)
 }
 
 /*
+ * The fake libcublasLt.so.13's hooks (fake.h): its GEMM reads and writes
+ * device memory through fcu_hook_mem and is queued on the caller's stream,
+ * in order with the kernels and events, by fcu_hook_enqueue.
+ */
+void *
+fcu_hook_mem(uint64_t addr, size_t bytes)
+{
+	struct CUctx_st *ctx;
+	bool pin;
+
+	if (any_ctx(&ctx) != CUDA_SUCCESS)
+		return NULL;
+	return fcu_mem(ctx, addr, bytes, &pin);
+}
+
+CUresult
+fcu_hook_enqueue(CUstream h, fcu_hook_fn *fn, void *arg, double seconds)
+{
+	struct CUctx_st *ctx;
+	struct CUstream_st *s;
+	struct fcu_op *op = NULL;
+	CUresult r = cur_ctx(&ctx);
+
+	if (r == CUDA_SUCCESS && (!fn || !(seconds >= 0)))
+		r = CUDA_ERROR_INVALID_VALUE;
+	if (r == CUDA_SUCCESS)
+		r = find_stream(ctx, h, &s);
+	if (r == CUDA_SUCCESS && !(op = op_new(FO_HOOK)))
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	if (r != CUDA_SUCCESS)
+		RET(r);
+	op->hook = fn;
+	op->hook_arg = arg;
+	op->hook_s = seconds;
+	fcu_enqueue(s, op);
+	RET(CUDA_SUCCESS);
+}
+
+/*
  * Queue a copy on stream h; sync: wait for it (the synchronous calls, and a
  * pageable host buffer, which the driver stages at the call).
  */
@@ -1229,6 +1293,188 @@ cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCo
                      CUstream hStream)
 {
 	return dtod(dstDevice, srcDevice, ByteCount, hStream, false, __func__);
+}
+
+/* peer access: the scenario's [link] sections */
+
+CUresult
+cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev)
+{
+	struct fcu_dev *a, *b;
+	CUresult r = get_dev(dev, &a);
+	const struct fcu_link *l;
+
+	if (r == CUDA_SUCCESS)
+		r = get_dev(peerDev, &b);
+	if (r == CUDA_SUCCESS && !canAccessPeer)
+		r = CUDA_ERROR_INVALID_VALUE;
+	if (r == CUDA_SUCCESS) {
+		l = dev == peerDev ? NULL : fcu_link_of(&fcu_sc, dev, peerDev);
+		*canAccessPeer = l && l->p2p;
+	}
+	RET(r);
+}
+
+CUresult
+cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice,
+                        CUdevice dstDevice)
+{
+	struct fcu_dev *a, *b;
+	CUresult r = get_dev(srcDevice, &a);
+	const struct fcu_link *l;
+	bool p2p;
+
+	if (r == CUDA_SUCCESS)
+		r = get_dev(dstDevice, &b);
+	if (r == CUDA_SUCCESS && srcDevice == dstDevice)
+		r = CUDA_ERROR_INVALID_DEVICE;
+	if (r == CUDA_SUCCESS && !value)
+		r = CUDA_ERROR_INVALID_VALUE;
+	if (r != CUDA_SUCCESS)
+		RET(r);
+	l = fcu_link_of(&fcu_sc, srcDevice, dstDevice);
+	p2p = l && l->p2p;
+	switch (attrib) {
+	case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK:
+		*value = p2p ? l->rank : 0;
+		break;
+	case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED:
+	case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED:
+		*value = p2p;
+		break;
+	case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED:
+		*value = p2p && l->atomics;
+		break;
+	default:
+		r = CUDA_ERROR_INVALID_VALUE;
+		break;
+	}
+	RET(r);
+}
+
+CUresult
+cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
+{
+	struct CUctx_st *ctx;
+	CUresult r = cur_ctx(&ctx);
+	const struct fcu_link *l;
+
+	if (r == CUDA_SUCCESS && Flags)
+		r = CUDA_ERROR_INVALID_VALUE;
+	if (r != CUDA_SUCCESS)
+		RET(r);
+	pthread_mutex_lock(&fcu_lock);
+	if (!peerContext || peerContext == ctx || !ctx_live(peerContext)) {
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	} else {
+		l = fcu_link_of(&fcu_sc, ctx->dev->index, peerContext->dev->index);
+		if (!l || !l->p2p)
+			r = CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+		else if (peer_has(ctx, peerContext))
+			r = CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+		else if (ctx->npeer == FCU_MAX_DEVICES)
+			r = CUDA_ERROR_INVALID_VALUE;
+		else
+			ctx->peer[ctx->npeer++] = peerContext;
+	}
+	pthread_mutex_unlock(&fcu_lock);
+	RET(r);
+}
+
+CUresult
+cuCtxDisablePeerAccess(CUcontext peerContext)
+{
+	struct CUctx_st *ctx;
+	CUresult r = cur_ctx(&ctx);
+
+	if (r != CUDA_SUCCESS)
+		RET(r);
+	pthread_mutex_lock(&fcu_lock);
+	if (!peerContext || !ctx_live(peerContext))
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	else if (peer_drop(ctx, peerContext) < 0)
+		r = CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+	pthread_mutex_unlock(&fcu_lock);
+	RET(r);
+}
+
+/*
+ * A copy between two contexts' buffers, queued on stream h (0: the current
+ * context's default stream, or srcContext's). Over the [link]'s rate when
+ * the stream's context has peer access to the other one; without it the
+ * driver stages the copy through host memory: the slower of the source's
+ * pinned D2H and the destination's pinned H2D.
+ */
+static CUresult
+peer_copy(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream h,
+          bool sync)
+{
+	struct CUctx_st *own;
+	struct CUstream_st *s;
+	const struct fcu_link *l;
+	struct fcu_op *op;
+	bool pin, peer = false;
+	void *d = NULL, *p = NULL;
+	double Bps;
+	CUresult r = ready();
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	pthread_mutex_lock(&fcu_lock);
+	if (!dctx || !sctx || !ctx_live(dctx) || !ctx_live(sctx))
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	own = current && ctx_live(current) ? current : sctx;
+	pthread_mutex_unlock(&fcu_lock);
+	if (r == CUDA_SUCCESS)
+		r = ctx_error(sctx);
+	if (r == CUDA_SUCCESS)
+		r = ctx_error(dctx);
+	if (r == CUDA_SUCCESS)
+		r = find_stream(own, h, &s);
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (!n)
+		return CUDA_SUCCESS;
+	if (!(d = fcu_mem(dctx, dst, n, &pin)) || !(p = fcu_mem(sctx, src, n, &pin)))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (dctx->dev == sctx->dev) {
+		Bps = dctx->dev->mem_Bps / 2;
+	} else {
+		struct CUctx_st *other = s->ctx == sctx ? dctx : sctx;
+
+		l = fcu_link_of(&fcu_sc, dctx->dev->index, sctx->dev->index);
+		pthread_mutex_lock(&fcu_lock);
+		peer = peer_has(s->ctx, other);
+		pthread_mutex_unlock(&fcu_lock);
+		if (peer && l && l->p2p)
+			Bps = l->Bps;
+		else
+			Bps = sctx->dev->d2h_pinned_Bps < dctx->dev->h2d_pinned_Bps
+			              ? sctx->dev->d2h_pinned_Bps
+			              : dctx->dev->h2d_pinned_Bps;
+	}
+	if (!(op = op_new(FO_COPY)))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	op->dst = d;
+	op->src = p;
+	op->bytes = n;
+	op->Bps = Bps;
+	fcu_enqueue(s, op);
+	return sync ? fcu_stream_wait(s, false) : CUDA_SUCCESS;
+}
+
+CUresult
+cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+             CUcontext srcContext, size_t ByteCount)
+{
+	RET(peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount, NULL, true));
+}
+
+CUresult
+cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                  CUcontext srcContext, size_t ByteCount, CUstream hStream)
+{
+	RET(peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, false));
 }
 
 static CUresult
@@ -1956,6 +2202,12 @@ static const struct proc {
 	P("cuEventSynchronize", 2000, cuEventSynchronize),
 	P("cuEventElapsedTime", 2000, cuEventElapsedTime),
 	P("cuEventElapsedTime", 12080, cuEventElapsedTime_v2),
+	P("cuDeviceCanAccessPeer", 4000, cuDeviceCanAccessPeer),
+	P("cuDeviceGetP2PAttribute", 8000, cuDeviceGetP2PAttribute),
+	P("cuCtxEnablePeerAccess", 4000, cuCtxEnablePeerAccess),
+	P("cuCtxDisablePeerAccess", 4000, cuCtxDisablePeerAccess),
+	P("cuMemcpyPeer", 4000, cuMemcpyPeer),
+	P("cuMemcpyPeerAsync", 4000, cuMemcpyPeerAsync),
 	P("cuGetProcAddress", 11030, cuGetProcAddress),
 	P("cuGetProcAddress", 12000, cuGetProcAddress_v2),
 #undef P

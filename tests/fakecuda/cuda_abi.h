@@ -35,6 +35,8 @@
 	X(CUDA_ERROR_NO_BINARY_FOR_GPU, 209,                                                       \
 	  "no kernel image is available for execution on the device")                              \
 	X(CUDA_ERROR_ECC_UNCORRECTABLE, 214, "uncorrectable ECC error encountered")                \
+	X(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, 217,                                                 \
+	  "peer access is not supported between these two devices")                                \
 	X(CUDA_ERROR_INVALID_PTX, 218, "a PTX JIT compilation failed")                             \
 	X(CUDA_ERROR_JIT_COMPILER_NOT_FOUND, 221, "PTX JIT compiler library not found")            \
 	X(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, 222,                                                 \
@@ -50,6 +52,8 @@
 	X(CUDA_ERROR_ILLEGAL_ADDRESS, 700, "an illegal memory access was encountered")             \
 	X(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, 701, "too many resources requested for launch")      \
 	X(CUDA_ERROR_LAUNCH_TIMEOUT, 702, "the launch timed out and was terminated")               \
+	X(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, 704, "peer access is already enabled")           \
+	X(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, 705, "peer access has not been enabled")             \
 	X(CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE, 708,                                                  \
 	  "cannot set while device is active in this process")                                     \
 	X(CUDA_ERROR_CONTEXT_IS_DESTROYED, 709, "context is destroyed")                            \
@@ -109,30 +113,34 @@
 	X(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, 106)
 
 /* The other enumerators used: flags, JIT options, cuGetProcAddress's answers */
-#define FCU_CONSTS(X)                                       \
-	X(CU_CTX_SCHED_MASK, 0x07)                          \
-	X(CU_CTX_MAP_HOST, 0x08)                            \
-	X(CU_STREAM_DEFAULT, 0x0)                           \
-	X(CU_STREAM_NON_BLOCKING, 0x1)                      \
-	X(CU_EVENT_DEFAULT, 0x0)                            \
-	X(CU_EVENT_BLOCKING_SYNC, 0x1)                      \
-	X(CU_EVENT_DISABLE_TIMING, 0x2)                     \
-	X(CU_JIT_INFO_LOG_BUFFER, 3)                        \
-	X(CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, 4)             \
-	X(CU_JIT_ERROR_LOG_BUFFER, 5)                       \
-	X(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, 6)            \
-	X(CU_GET_PROC_ADDRESS_DEFAULT, 0)                   \
-	X(CU_GET_PROC_ADDRESS_LEGACY_STREAM, 1)             \
-	X(CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, 2) \
-	X(CU_GET_PROC_ADDRESS_SUCCESS, 0)                   \
-	X(CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND, 1)          \
-	X(CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT, 2)    \
-	X(CU_MEMHOSTALLOC_PORTABLE, 0x01)                   \
-	X(CU_MEMHOSTALLOC_DEVICEMAP, 0x02)                  \
-	X(CU_MEMHOSTALLOC_WRITECOMBINED, 0x04)              \
-	X(CU_LAUNCH_PARAM_END_AS_INT, 0x00)                 \
-	X(CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT, 0x01)      \
-	X(CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT, 0x02)
+#define FCU_CONSTS(X)                                            \
+	X(CU_CTX_SCHED_MASK, 0x07)                               \
+	X(CU_CTX_MAP_HOST, 0x08)                                 \
+	X(CU_STREAM_DEFAULT, 0x0)                                \
+	X(CU_STREAM_NON_BLOCKING, 0x1)                           \
+	X(CU_EVENT_DEFAULT, 0x0)                                 \
+	X(CU_EVENT_BLOCKING_SYNC, 0x1)                           \
+	X(CU_EVENT_DISABLE_TIMING, 0x2)                          \
+	X(CU_JIT_INFO_LOG_BUFFER, 3)                             \
+	X(CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, 4)                  \
+	X(CU_JIT_ERROR_LOG_BUFFER, 5)                            \
+	X(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, 6)                 \
+	X(CU_GET_PROC_ADDRESS_DEFAULT, 0)                        \
+	X(CU_GET_PROC_ADDRESS_LEGACY_STREAM, 1)                  \
+	X(CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, 2)      \
+	X(CU_GET_PROC_ADDRESS_SUCCESS, 0)                        \
+	X(CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND, 1)               \
+	X(CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT, 2)         \
+	X(CU_MEMHOSTALLOC_PORTABLE, 0x01)                        \
+	X(CU_MEMHOSTALLOC_DEVICEMAP, 0x02)                       \
+	X(CU_MEMHOSTALLOC_WRITECOMBINED, 0x04)                   \
+	X(CU_LAUNCH_PARAM_END_AS_INT, 0x00)                      \
+	X(CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT, 0x01)           \
+	X(CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT, 0x02)              \
+	X(CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, 0x01)        \
+	X(CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0x02)        \
+	X(CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, 0x03) \
+	X(CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED, 0x04)
 
 /* cuda.h's CU_STREAM_LEGACY and CU_STREAM_PER_THREAD, ((CUstream)0x1) and 0x2 */
 #define FCU_STREAM_LEGACY     ((CUstream)0x1)
@@ -157,6 +165,7 @@ typedef unsigned int FCU_T(CUresult);
 typedef unsigned int FCU_T(CUdevice_attribute);
 typedef unsigned int FCU_T(CUjit_option);
 typedef unsigned int FCU_T(CUdriverProcAddressQueryResult);
+typedef unsigned int FCU_T(CUdevice_P2PAttribute);
 typedef int FCU_T(CUdevice);
 typedef unsigned long long FCU_T(CUdeviceptr);
 typedef uint64_t FCU_T(cuuint64_t);
@@ -253,6 +262,17 @@ FCU_API CUresult cuEventQuery(CUevent hEvent);
 FCU_API CUresult cuEventSynchronize(CUevent hEvent);
 FCU_API CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
 FCU_API CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+/* peer access between devices (contexts) */
+FCU_API CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev);
+FCU_API CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib,
+                                         CUdevice srcDevice, CUdevice dstDevice);
+FCU_API CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags);
+FCU_API CUresult cuCtxDisablePeerAccess(CUcontext peerContext);
+FCU_API CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                              CUcontext srcContext, size_t ByteCount);
+FCU_API CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext,
+                                   CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount,
+                                   CUstream hStream);
 FCU_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                   cuuint64_t flags);
 FCU_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,

@@ -19,6 +19,7 @@
 #define FCU_MAX_DEVICES 16
 #define FCU_MAX_FAULTS  16
 #define FCU_MAX_ARGS    8
+#define FCU_MAX_LINKS   64
 
 /* the kernel classes a scenario gives a rate to (operations per second) */
 enum fcu_rate {
@@ -81,6 +82,15 @@ struct fcu_dev {
 	int primary_refs;
 };
 
+/* a [link] section: what joins devices a and b (both directions alike) */
+struct fcu_link {
+	int a, b;
+	bool p2p;    /* cuDeviceCanAccessPeer both ways */
+	double Bps;  /* a peer copy's rate, per direction */
+	int rank;    /* CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK */
+	int atomics; /* CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED */
+};
+
 struct fcu_scenario {
 	int driver_version;  /* cuDriverGetVersion, 13000 = CUDA 13.0 */
 	CUresult init_error; /* what cuInit answers, CUDA_SUCCESS normally */
@@ -88,6 +98,8 @@ struct fcu_scenario {
 	int ptx_max;         /* newest PTX ISA accepted, 10 x major + minor */
 	struct fcu_dev dev[FCU_MAX_DEVICES];
 	int ndev;
+	struct fcu_link link[FCU_MAX_LINKS];
+	int nlink;
 };
 
 /* A device buffer of cuMemAlloc (the fake's device memory is the host's). */
@@ -125,7 +137,14 @@ struct fcu_launch {
 	const struct fcu_fault *corrupt;
 };
 
-enum fcu_op_kind { FO_COPY, FO_SET8, FO_SET32, FO_KERNEL, FO_EVENT };
+enum fcu_op_kind { FO_COPY, FO_SET8, FO_SET32, FO_KERNEL, FO_EVENT, FO_HOOK };
+
+/*
+ * FO_HOOK's work (fcu_hook_enqueue): run(arg, true) on the stream's worker, in
+ * order, or run(arg, false) when it never runs (the context went first), so
+ * that it can free arg either way; a non-zero CUresult from a run is sticky.
+ */
+typedef CUresult fcu_hook_fn(void *arg, bool run);
 
 struct fcu_op {
 	struct fcu_op *next;
@@ -143,6 +162,10 @@ struct fcu_op {
 	double Bps; /* FO_COPY, FO_SET*: the modelled rate */
 	struct fcu_launch launch;
 	struct CUevent_st *event;
+	/* FO_HOOK: the work and its modelled seconds */
+	fcu_hook_fn *hook;
+	void *hook_arg;
+	double hook_s;
 };
 
 struct CUstream_st {
@@ -181,12 +204,17 @@ struct CUctx_st {
 	struct CUmod_st *mod;
 	struct CUstream_st *stream; /* the default stream first */
 	struct CUevent_st *event;
+	/* contexts whose buffers this one may reach (cuCtxEnablePeerAccess); under fcu_lock */
+	struct CUctx_st *peer[FCU_MAX_DEVICES];
+	int npeer;
 };
 
 /* scenario.c: read path into sc; 0, or -1 after a message on stderr */
 int fcu_scenario_read(const char *path, struct fcu_scenario *sc);
 /* a CUresult for a name ("OUT_OF_MEMORY", "CUDA_ERROR_OUT_OF_MEMORY" or "2"), -1 if none */
 long fcu_result_by_name(const char *name);
+/* the [link] between devices a and b of sc (either order), or NULL */
+const struct fcu_link *fcu_link_of(const struct fcu_scenario *sc, int a, int b);
 
 /* api.c */
 extern pthread_mutex_t fcu_lock; /* the device table, the contexts' list, pinned memory */
@@ -197,6 +225,17 @@ void *fcu_mem(struct CUctx_st *ctx, uint64_t addr, size_t bytes, bool *pinned);
 /* whether host pointer p starts bytes of pinned memory */
 bool fcu_is_pinned(const void *p, size_t bytes);
 void fcu_log(const char *fn, int dev, CUresult r, const char *extra);
+
+/*
+ * The hooks of the fake libcublasLt.so.13 (tests/fakecublaslt/, docs/fake-cuda.md's
+ * last section), exported beside the driver's API and found by dlsym; not in
+ * NVIDIA's library. fcu_hook_mem: the calling thread's context's device bytes
+ * [addr, addr + bytes) as a host pointer, NULL if they are not within one of
+ * its buffers (or pinned memory). fcu_hook_enqueue: queue fn on stream h of
+ * that context as an operation lasting seconds of device time.
+ */
+FCU_API void *fcu_hook_mem(uint64_t addr, size_t bytes);
+FCU_API CUresult fcu_hook_enqueue(CUstream h, fcu_hook_fn *fn, void *arg, double seconds);
 
 /* stream.c: queue op on s (taking it); the worker runs it in order */
 CUresult fcu_stream_start(struct CUstream_st *s);

@@ -1,6 +1,7 @@
 /*
- * The fake libcuda.so.1's scenario file (docs/fake-cuda.md): [system] and
- * [device] sections of key = value lines, read once at the first cuInit.
+ * The fake libcuda.so.1's scenario file (docs/fake-cuda.md): [system],
+ * [device] and [link] sections of key = value lines, read once at the first
+ * cuInit.
  */
 #include "fake.h"
 
@@ -374,12 +375,92 @@ system_key(const struct parser *ps, struct fcu_scenario *sc, const char *k, cons
 	return 0;
 }
 
+/*
+ *   devices = A B        (indexes of [device] sections, required)
+ *   p2p = 1              (0: cuDeviceCanAccessPeer says no, both ways)
+ *   gbps = G             (a peer copy's rate per direction; required with p2p)
+ *   rank = R             (CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK)
+ *   native_atomics = 0|1 (CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED)
+ */
+static int
+link_key(const struct parser *ps, struct fcu_link *l, const char *k, const char *v)
+{
+	double x;
+
+	if (!strcmp(k, "devices")) {
+		int a, b;
+		char tail;
+
+		if (sscanf(v, "%d %d %c", &a, &b, &tail) != 2 || a < 0 || b < 0 ||
+		    a >= FCU_MAX_DEVICES || b >= FCU_MAX_DEVICES || a == b)
+			return fail(ps, "devices: not two different device indexes: '%s'", v);
+		l->a = a;
+		l->b = b;
+		return 0;
+	}
+	if (number(v, &x) || x < 0)
+		return fail(ps, "%s: not a number: '%s'", k, v);
+	if (!strcmp(k, "p2p") || !strcmp(k, "native_atomics")) {
+		if (x != 0 && x != 1)
+			return fail(ps, "%s: not 0 or 1: '%s'", k, v);
+		if (k[0] == 'p')
+			l->p2p = x == 1;
+		else
+			l->atomics = (int)x;
+	} else if (!strcmp(k, "gbps")) {
+		l->Bps = x * 1e9;
+	} else if (!strcmp(k, "rank")) {
+		if (x > 1000 || x != floor(x))
+			return fail(ps, "rank: not a small whole number: '%s'", v);
+		l->rank = (int)x;
+	} else {
+		return fail(ps, "unknown key '%s' in [link]", k);
+	}
+	return 0;
+}
+
+const struct fcu_link *
+fcu_link_of(const struct fcu_scenario *sc, int a, int b)
+{
+	for (int i = 0; i < sc->nlink; i++) {
+		const struct fcu_link *l = &sc->link[i];
+
+		if ((l->a == a && l->b == b) || (l->a == b && l->b == a))
+			return l;
+	}
+	return NULL;
+}
+
+/* every link names two devices of the file, once, with a rate where it peers */
+static int
+links_check(const char *path, const struct fcu_scenario *sc)
+{
+	for (int i = 0; i < sc->nlink; i++) {
+		const struct fcu_link *l = &sc->link[i];
+		const char *why = NULL;
+
+		if (l->a < 0)
+			why = "no devices = A B";
+		else if (l->a >= sc->ndev || l->b >= sc->ndev)
+			why = "a device index past the [device] sections";
+		else if (fcu_link_of(sc, l->a, l->b) != l)
+			why = "the same two devices as an earlier [link]";
+		else if (l->p2p && l->Bps <= 0)
+			why = "p2p = 1 wants gbps";
+		if (why) {
+			fprintf(stderr, "fake cuda: %s: [link] %d: %s\n", path, i + 1, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int
 fcu_scenario_read(const char *path, struct fcu_scenario *sc)
 {
 	struct parser ps = { path, 0 };
 	char buf[1024];
-	int section = 0; /* 1 system, 2 device */
+	int section = 0; /* 1 system, 2 device, 3 link */
 	int rc = 0;
 	FILE *f;
 
@@ -410,6 +491,15 @@ fcu_scenario_read(const char *path, struct fcu_scenario *sc)
 			section = 2;
 			continue;
 		}
+		if (!strcmp(s, "[link]")) {
+			if (sc->nlink == FCU_MAX_LINKS) {
+				rc = fail(&ps, "more than %d links", FCU_MAX_LINKS);
+				break;
+			}
+			sc->link[sc->nlink++] = (struct fcu_link){ .a = -1, .b = -1, .p2p = true };
+			section = 3;
+			continue;
+		}
 		if (*s == '[') {
 			rc = fail(&ps, "unknown section %s", s);
 			break;
@@ -426,11 +516,15 @@ fcu_scenario_read(const char *path, struct fcu_scenario *sc)
 			rc = dev_key(&ps, &sc->dev[sc->ndev - 1], k, v);
 			if (rc == -2)
 				rc = fault_key(&ps, &sc->dev[sc->ndev - 1], v);
-		} else
+		} else if (section == 3)
+			rc = link_key(&ps, &sc->link[sc->nlink - 1], k, v);
+		else
 			rc = fail(&ps, "key outside a section: '%s'", k);
 	}
 	fclose(f);
 	for (int i = 0; i < sc->ndev; i++)
 		dev_derive(&sc->dev[i]);
+	if (rc == 0)
+		rc = links_check(path, sc);
 	return rc;
 }

@@ -91,6 +91,20 @@ run(struct CUstream_st *s, struct fcu_op *op)
 	switch (op->kind) {
 	case FO_EVENT:
 		return 0;
+	case FO_HOOK: {
+		fcu_hook_fn *fn = op->hook;
+
+		op->hook = NULL; /* ran: op_free() does not call it again */
+		pthread_mutex_unlock(&ctx->mu);
+		CUresult r = fn(op->hook_arg, true);
+		pthread_mutex_lock(&ctx->mu);
+		if (r != CUDA_SUCCESS) {
+			sticky(ctx, r);
+			return 0;
+		}
+		dur = op->hook_s;
+		break;
+	}
 	case FO_KERNEL:
 		if (op->launch.kern == BK_SPIN)
 			return spin(ctx, &op->launch);
@@ -137,6 +151,8 @@ run(struct CUstream_st *s, struct fcu_op *op)
 static void
 op_free(struct fcu_op *op)
 {
+	if (op->hook)
+		op->hook(op->hook_arg, false);
 	free(op->wait);
 	free(op->wait_n);
 	free(op);
