@@ -1,6 +1,6 @@
 /*
- * The OpenCL side of bench matmul (bench/opencl.h): the ICD loader through
- * dlopen, its devices, and the naive and tiled kernels built from OpenCL C
+ * The OpenCL backend of bench/dev.h (bench/opencl.h): the ICD loader
+ * through dlopen, its devices, and dev.h's kernels built from OpenCL C
  * source at run time. The ABI below is written from the Khronos OpenCL 1.2
  * specification (cl.h's types, constants and prototypes), so the build
  * needs no OpenCL header.
@@ -58,8 +58,6 @@ typedef struct _cl_event *cl_event;
 #define CL_PROGRAM_BUILD_LOG          0x1183
 #define CL_KERNEL_WORK_GROUP_SIZE     0x11B0
 #define CL_MEM_READ_WRITE             (1 << 0)
-#define CL_MEM_WRITE_ONLY             (1 << 1)
-#define CL_MEM_READ_ONLY              (1 << 2)
 #define CL_BUILD_PROGRAM_FAILURE      -11
 /* the constants of bench/dev.h's backend (cl.h, cl_ext.h) */
 #define CL_MISALIGNED_SUB_BUFFER_OFFSET                       -13
@@ -119,7 +117,6 @@ struct bench_cl_sym {
 	cl_int (*EnqueueNDRangeKernel)(cl_command_queue, cl_kernel, cl_uint, const size_t *,
 	                               const size_t *, const size_t *, cl_uint, const cl_event *,
 	                               cl_event *);
-	cl_int (*Finish)(cl_command_queue);
 	cl_int (*ReleaseMemObject)(cl_mem);
 	cl_int (*ReleaseKernel)(cl_kernel);
 	cl_int (*ReleaseProgram)(cl_program);
@@ -165,7 +162,6 @@ static const struct {
 	SYM(EnqueueWriteBuffer),
 	SYM(EnqueueReadBuffer),
 	SYM(EnqueueNDRangeKernel),
-	SYM(Finish),
 	SYM(ReleaseMemObject),
 	SYM(ReleaseKernel),
 	SYM(ReleaseProgram),
@@ -182,56 +178,6 @@ static const struct {
 	SYM(ReleaseEvent),
 };
 #undef SYM
-
-/*
- * The kernels. Work-item (0, 1) is column j, row i of C, so neighbouring
- * work-items read neighbouring elements of B and write neighbouring ones of
- * C. The tiled kernel stages TILE x TILE blocks of A and B in local memory,
- * zero-padded past the edge, so N need not be a multiple of TILE.
- */
-static const char kernel_src[] =
-        "__kernel void mm_naive(const int n, __global const float *a,\n"
-        "                       __global const float *b, __global float *c)\n"
-        "{\n"
-        "	int j = get_global_id(0), i = get_global_id(1);\n"
-        "	float s = 0.0f;\n"
-        "	if (i >= n || j >= n)\n"
-        "		return;\n"
-        "	for (int k = 0; k < n; k++)\n"
-        "		s += a[i * n + k] * b[k * n + j];\n"
-        "	c[i * n + j] = s;\n"
-        "}\n"
-        "__kernel void mm_tiled(const int n, __global const float *a,\n"
-        "                       __global const float *b, __global float *c)\n"
-        "{\n"
-        "	__local float ta[TILE][TILE], tb[TILE][TILE];\n"
-        "	int tx = get_local_id(0), ty = get_local_id(1);\n"
-        "	int j = get_group_id(0) * TILE + tx, i = get_group_id(1) * TILE + ty;\n"
-        "	float s = 0.0f;\n"
-        "	for (int t = 0; t < n; t += TILE) {\n"
-        "		ta[ty][tx] = i < n && t + tx < n ? a[i * n + t + tx] : 0.0f;\n"
-        "		tb[ty][tx] = t + ty < n && j < n ? b[(t + ty) * n + j] : 0.0f;\n"
-        "		barrier(CLK_LOCAL_MEM_FENCE);\n"
-        "		for (int k = 0; k < TILE; k++)\n"
-        "			s += ta[ty][k] * tb[k][tx];\n"
-        "		barrier(CLK_LOCAL_MEM_FENCE);\n"
-        "	}\n"
-        "	if (i < n && j < n)\n"
-        "		c[i * n + j] = s;\n"
-        "}\n";
-
-static const char *const kernel_fn[BENCH_CL_NKERNELS] = { "mm_naive", "mm_tiled" };
-
-struct bench_cl_ctx {
-	const struct bench_cl_sym *s;
-	const struct bench_cl_device *dev;
-	cl_context context;
-	cl_command_queue queue;
-	cl_program program;
-	cl_kernel kernel[BENCH_CL_NKERNELS];
-	cl_mem a, b, c; /* of bench_cl_load() */
-	size_t n;
-};
 
 static const struct {
 	int code;
@@ -303,20 +249,6 @@ cl_fail(struct err *err, const char *call, cl_int code)
 	               call, bench_cl_error_name(code, buf, sizeof(buf)), (int)code);
 }
 
-const char *
-bench_cl_kernel_name(enum bench_cl_kernel k)
-{
-	switch (k) {
-	case BENCH_CL_NAIVE:
-		return "naive";
-	case BENCH_CL_TILED:
-		return "tiled";
-	case BENCH_CL_NKERNELS:
-		break;
-	}
-	return "?";
-}
-
 static void
 dev_str(const struct bench_cl_sym *s, cl_device_id d, cl_uint what, char *buf, size_t size)
 {
@@ -367,7 +299,6 @@ add_device(struct bench_cl *cl, cl_platform_id p, const char *pname, cl_device_i
 	dev->global_mem = dev_num(s, d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(cl_ulong));
 	dev->max_alloc = dev_num(s, d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(cl_ulong));
 	dev->max_work_group = (size_t)dev_num(s, d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(size_t));
-	dev->tile = dev->max_work_group >= 256 ? 16 : 8;
 }
 
 int
@@ -477,236 +408,6 @@ bench_cl_close(struct bench_cl *cl)
 	cl->dev = NULL;
 	cl->ndev = 0;
 	cl->loaded = false;
-}
-
-struct bench_cl_ctx *
-bench_cl_ctx_new(const struct bench_cl *cl, size_t dev, struct err *err, struct strbuf *log)
-{
-	struct bench_cl_ctx *ctx = xcalloc(1, sizeof(*ctx));
-	const struct bench_cl_sym *s = cl->sym;
-	cl_device_id d = cl->dev[dev].device_id;
-	const char *src = kernel_src;
-	char opts[64];
-	cl_int rc = CL_SUCCESS;
-
-	ctx->s = s;
-	ctx->dev = &cl->dev[dev];
-	ctx->context = s->CreateContext(NULL, 1, &d, NULL, NULL, &rc);
-	if (!ctx->context) {
-		cl_fail(err, "clCreateContext", rc);
-		goto fail;
-	}
-	ctx->queue = s->CreateCommandQueue(ctx->context, d, 0, &rc);
-	if (!ctx->queue) {
-		cl_fail(err, "clCreateCommandQueue", rc);
-		goto fail;
-	}
-	ctx->program = s->CreateProgramWithSource(ctx->context, 1, &src, NULL, &rc);
-	if (!ctx->program) {
-		cl_fail(err, "clCreateProgramWithSource", rc);
-		goto fail;
-	}
-	snprintf(opts, sizeof(opts), "-DTILE=%u", ctx->dev->tile);
-	rc = s->BuildProgram(ctx->program, 1, &d, opts, NULL, NULL);
-	if (rc != CL_SUCCESS) {
-		size_t len = 0;
-
-		cl_fail(err, "clBuildProgram", rc);
-		if (log && rc == CL_BUILD_PROGRAM_FAILURE &&
-		    s->GetProgramBuildInfo(ctx->program, d, CL_PROGRAM_BUILD_LOG, 0, NULL, &len) ==
-		            CL_SUCCESS &&
-		    len > 1) {
-			char *text = xmalloc(len + 1);
-
-			if (s->GetProgramBuildInfo(ctx->program, d, CL_PROGRAM_BUILD_LOG, len, text,
-			                           NULL) == CL_SUCCESS) {
-				text[len] = '\0';
-				strbuf_add(log, text, strnlen(text, MAX_LOG));
-			}
-			free(text);
-		}
-		goto fail;
-	}
-	for (int k = 0; k < BENCH_CL_NKERNELS; k++) {
-		size_t wg = 0;
-
-		ctx->kernel[k] = s->CreateKernel(ctx->program, kernel_fn[k], &rc);
-		if (!ctx->kernel[k]) {
-			cl_fail(err, "clCreateKernel", rc);
-			goto fail;
-		}
-		if (k == BENCH_CL_TILED &&
-		    s->GetKernelWorkGroupInfo(ctx->kernel[k], d, CL_KERNEL_WORK_GROUP_SIZE,
-		                              sizeof(wg), &wg, NULL) == CL_SUCCESS &&
-		    wg < (size_t)ctx->dev->tile * ctx->dev->tile) {
-			err_set(err, E_NOTSUP,
-			        "the tiled kernel needs work-groups of %u x %u, the device takes %zu",
-			        ctx->dev->tile, ctx->dev->tile, wg);
-			goto fail;
-		}
-	}
-	return ctx;
-fail:
-	bench_cl_ctx_free(ctx);
-	return NULL;
-}
-
-void
-bench_cl_ctx_free(struct bench_cl_ctx *ctx)
-{
-	if (!ctx)
-		return;
-	bench_cl_unload(ctx);
-	for (int k = 0; k < BENCH_CL_NKERNELS; k++)
-		if (ctx->kernel[k])
-			ctx->s->ReleaseKernel(ctx->kernel[k]);
-	if (ctx->program)
-		ctx->s->ReleaseProgram(ctx->program);
-	if (ctx->queue)
-		ctx->s->ReleaseCommandQueue(ctx->queue);
-	if (ctx->context)
-		ctx->s->ReleaseContext(ctx->context);
-	free(ctx);
-}
-
-static void
-release(const struct bench_cl_sym *s, cl_mem *m)
-{
-	if (*m)
-		s->ReleaseMemObject(*m);
-	*m = NULL;
-}
-
-/* Make buffers a, b, c of n x n floats and write a and b (blocking). */
-static int
-buffers(struct bench_cl_ctx *ctx, size_t n, const float *a, const float *b, cl_mem *ma, cl_mem *mb,
-        cl_mem *mc, struct err *err)
-{
-	const struct bench_cl_sym *s = ctx->s;
-	size_t bytes = n * n * sizeof(float);
-	cl_int rc = CL_SUCCESS;
-
-	*ma = s->CreateBuffer(ctx->context, CL_MEM_READ_ONLY, bytes, NULL, &rc);
-	if (*ma)
-		*mb = s->CreateBuffer(ctx->context, CL_MEM_READ_ONLY, bytes, NULL, &rc);
-	if (*mb)
-		*mc = s->CreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, bytes, NULL, &rc);
-	if (!*mc)
-		return cl_fail(err, "clCreateBuffer", rc);
-	rc = s->EnqueueWriteBuffer(ctx->queue, *ma, CL_TRUE, 0, bytes, a, 0, NULL, NULL);
-	if (rc == CL_SUCCESS)
-		rc = s->EnqueueWriteBuffer(ctx->queue, *mb, CL_TRUE, 0, bytes, b, 0, NULL, NULL);
-	if (rc != CL_SUCCESS)
-		return cl_fail(err, "clEnqueueWriteBuffer", rc);
-	return 0;
-}
-
-/* Enqueue kernel k on buffers ma, mb, mc of n x n, and wait for it. */
-static int
-launch(struct bench_cl_ctx *ctx, enum bench_cl_kernel k, size_t n, cl_mem ma, cl_mem mb, cl_mem mc,
-       struct err *err)
-{
-	const struct bench_cl_sym *s = ctx->s;
-	cl_kernel kern = ctx->kernel[k];
-	cl_int nn = (cl_int)n, rc;
-	size_t t = ctx->dev->tile;
-	size_t global[2] = { n, n }, local[2] = { t, t };
-
-	if (k == BENCH_CL_TILED)
-		global[0] = global[1] = (n + t - 1) / t * t;
-	rc = s->SetKernelArg(kern, 0, sizeof(nn), &nn);
-	if (rc == CL_SUCCESS)
-		rc = s->SetKernelArg(kern, 1, sizeof(ma), &ma);
-	if (rc == CL_SUCCESS)
-		rc = s->SetKernelArg(kern, 2, sizeof(mb), &mb);
-	if (rc == CL_SUCCESS)
-		rc = s->SetKernelArg(kern, 3, sizeof(mc), &mc);
-	if (rc != CL_SUCCESS)
-		return cl_fail(err, "clSetKernelArg", rc);
-	rc = s->EnqueueNDRangeKernel(ctx->queue, kern, 2, NULL, global,
-	                             k == BENCH_CL_TILED ? local : NULL, 0, NULL, NULL);
-	if (rc != CL_SUCCESS)
-		return cl_fail(err, "clEnqueueNDRangeKernel", rc);
-	rc = s->Finish(ctx->queue);
-	if (rc != CL_SUCCESS)
-		return cl_fail(err, "clFinish", rc);
-	return 0;
-}
-
-int
-bench_cl_load(struct bench_cl_ctx *ctx, size_t n, const float *a, const float *b, struct err *err)
-{
-	bench_cl_unload(ctx);
-	if (n > INT_MAX / n) /* the kernels index with int */
-		return err_set(err, E_USAGE, "N=%zu is too large for the kernels", n);
-	if (buffers(ctx, n, a, b, &ctx->a, &ctx->b, &ctx->c, err) < 0) {
-		bench_cl_unload(ctx);
-		return -1;
-	}
-	ctx->n = n;
-	return 0;
-}
-
-double
-bench_cl_run_kernel(struct bench_cl_ctx *ctx, enum bench_cl_kernel k, struct err *err)
-{
-	double t0 = clock_mono();
-
-	if (launch(ctx, k, ctx->n, ctx->a, ctx->b, ctx->c, err) < 0)
-		return -1;
-	return clock_mono() - t0;
-}
-
-int
-bench_cl_read(struct bench_cl_ctx *ctx, float *c, struct err *err)
-{
-	cl_int rc = ctx->s->EnqueueReadBuffer(ctx->queue, ctx->c, CL_TRUE, 0,
-	                                      ctx->n * ctx->n * sizeof(float), c, 0, NULL, NULL);
-
-	if (rc != CL_SUCCESS)
-		return cl_fail(err, "clEnqueueReadBuffer", rc);
-	return 0;
-}
-
-void
-bench_cl_unload(struct bench_cl_ctx *ctx)
-{
-	release(ctx->s, &ctx->a);
-	release(ctx->s, &ctx->b);
-	release(ctx->s, &ctx->c);
-	ctx->n = 0;
-}
-
-double
-bench_cl_run_e2e(struct bench_cl_ctx *ctx, enum bench_cl_kernel k, size_t n, const float *a,
-                 const float *b, float *c, struct err *err)
-{
-	const struct bench_cl_sym *s = ctx->s;
-	cl_mem ma = NULL, mb = NULL, mc = NULL;
-	double t0 = clock_mono(), t = -1;
-	cl_int rc;
-
-	if (n > INT_MAX / n) {
-		err_set(err, E_USAGE, "N=%zu is too large for the kernels", n);
-		return -1;
-	}
-	if (buffers(ctx, n, a, b, &ma, &mb, &mc, err) < 0 || launch(ctx, k, n, ma, mb, mc, err) < 0)
-		goto out;
-	rc = s->EnqueueReadBuffer(ctx->queue, mc, CL_TRUE, 0, n * n * sizeof(float), c, 0, NULL,
-	                          NULL);
-	if (rc != CL_SUCCESS) {
-		cl_fail(err, "clEnqueueReadBuffer", rc);
-		goto out;
-	}
-	release(s, &ma);
-	release(s, &mb);
-	release(s, &mc);
-	t = clock_mono() - t0;
-out:
-	release(s, &ma);
-	release(s, &mb);
-	release(s, &mc);
-	return t;
 }
 
 /*

@@ -1,11 +1,10 @@
 /*
- * gpuscope bench matmul on OpenCL devices (AMD, Intel, Mesa's rusticl, Arm,
- * Qualcomm, NVIDIA's ICD, PoCL): the ICD loader libOpenCL.so.1 is loaded
- * with dlopen, so no OpenCL SDK is needed to build gpuscope and none to run
- * it; the two kernels (naive, tiled) are OpenCL C built at run time with
- * clBuildProgram. The few types, constants and prototypes used are declared
- * in opencl.c from the Khronos specification (OpenCL 1.2). Nothing here
- * prints: the command (src/cmd/bench.c) draws the rows.
+ * bench/dev.h on OpenCL devices (AMD, Intel, Mesa's rusticl, Arm, Qualcomm,
+ * NVIDIA's ICD, PoCL): the ICD loader libOpenCL.so.1 is loaded with dlopen,
+ * so no OpenCL SDK is needed to build gpuscope and none to run it; dev.h's
+ * kernels are OpenCL C built at run time with clBuildProgram. The few
+ * types, constants and prototypes used are declared in opencl.c from the
+ * Khronos specification (OpenCL 1.2). Nothing here prints.
  */
 #ifndef GPUSCOPE_BENCH_OPENCL_H
 #define GPUSCOPE_BENCH_OPENCL_H
@@ -14,7 +13,6 @@
 #include <stddef.h>
 
 struct err;
-struct strbuf;
 
 /* One OpenCL device taken for the benchmark. */
 struct bench_cl_device {
@@ -29,7 +27,6 @@ struct bench_cl_device {
 	unsigned long long global_mem; /* bytes */
 	unsigned long long max_alloc;  /* the largest buffer, bytes */
 	size_t max_work_group;         /* work-items of a work-group */
-	unsigned tile; /* the tiled kernel's tile edge: 16, or 8 on a small device */
 	void *platform_id, *device_id;
 };
 
@@ -57,46 +54,6 @@ void bench_cl_close(struct bench_cl *cl);
 
 /* The name of a CL error code: "CL_OUT_OF_RESOURCES", or "CL error -N" when unknown. */
 const char *bench_cl_error_name(int code, char *buf, size_t size);
-
-enum bench_cl_kernel {
-	BENCH_CL_NAIVE, /* one work-item per element of C */
-	BENCH_CL_TILED, /* tiles of A and B in local memory, tile x tile work-groups */
-	BENCH_CL_NKERNELS,
-};
-/* "naive", "tiled" */
-const char *bench_cl_kernel_name(enum bench_cl_kernel k);
-
-/*
- * A context, queue, the program and its two kernels on one device, and the
- * buffers of the kernel-only runs. Made by bench_cl_ctx_new(), freed by
- * bench_cl_ctx_free().
- */
-struct bench_cl_ctx;
-
-/*
- * Build the program on device dev of cl. NULL on failure, with err set to
- * one line naming the call and the error code; a failed build's log goes to
- * log (when not NULL).
- */
-struct bench_cl_ctx *bench_cl_ctx_new(const struct bench_cl *cl, size_t dev, struct err *err,
-                                      struct strbuf *log);
-void bench_cl_ctx_free(struct bench_cl_ctx *ctx);
-
-/* Kernel-only runs: make the three n x n buffers and write a and b once. 0 or -1 (err). */
-int bench_cl_load(struct bench_cl_ctx *ctx, size_t n, const float *a, const float *b,
-                  struct err *err);
-/* One run of kernel k on the loaded buffers, enqueue to clFinish: seconds, or -1 (err). */
-double bench_cl_run_kernel(struct bench_cl_ctx *ctx, enum bench_cl_kernel k, struct err *err);
-/* Read the loaded C back into c. 0 or -1 (err). */
-int bench_cl_read(struct bench_cl_ctx *ctx, float *c, struct err *err);
-/* Release the loaded buffers. */
-void bench_cl_unload(struct bench_cl_ctx *ctx);
-/*
- * One run end to end: make the buffers, write a and b, kernel k, read c
- * back, release the buffers. Seconds, or -1 (err).
- */
-double bench_cl_run_e2e(struct bench_cl_ctx *ctx, enum bench_cl_kernel k, size_t n, const float *a,
-                        const float *b, float *c, struct err *err);
 
 /*
  * bench/dev.h on OpenCL. bench_cl_devs_open() adds one struct bench_dev per

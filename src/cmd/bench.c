@@ -2,24 +2,33 @@
  * gpuscope bench matmul: C = A x B in FP32 for square N x N matrices on the
  * CPU, with the textbook triple loop, a cache-blocked vectorised kernel on
  * all cores and the system BLAS (bench/matmul.h), each result checked
- * against the others, each figure held against this CPU's own peak; as a
- * table or JSON (schema gpuscope.bench/1, docs/bench.md); and on every
- * OpenCL GPU (bench/opencl.h) a naive and a tiled kernel, kernel only and
- * end to end, checked against the CPU's result. CUDA is not built yet.
+ * against the others, each figure held against this CPU's own peak; and on
+ * every GPU of bench/dev.h (CUDA devices first, then the OpenCL ones CUDA
+ * does not measure) dev.h's naive and tiled kernels, kernel only and end to
+ * end, checked against the CPU's result and held against the device's spec
+ * sheet and its clock-derived FP32 peak; as a table or JSON (schema
+ * gpuscope.bench/1, docs/bench.md).
  */
 #include "cmd/cmd.h"
 
 #include <getopt.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/cublaslt.h"
+#include "bench/cuda.h"
+#include "bench/dev.h"
 #include "bench/matmul.h"
 #include "bench/opencl.h"
-#include "core/err.h"
+#include "bench/peak.h"
+#include "core/clock.h"
 #include "core/config.h"
+#include "core/err.h"
+#include "core/specs.h"
 #include "core/strbuf.h"
 #include "core/xalloc.h"
 #include "fit/fit.h"
@@ -37,6 +46,7 @@
 #define MAX_SIZE        16384
 #define SWEEP_FIRST     64
 #define SWEEP_LAST      8192
+#define MAX_SKIP_PCI    64 /* CUDA devices whose OpenCL twin is left out */
 
 #define CORRUPT_ENV "GPUSCOPE_BENCH_CORRUPT" /* tests: a kernel whose read-back is made wrong */
 
@@ -49,9 +59,11 @@ bench_usage(FILE *f)
 	      "cache-blocked vectorised kernel on all CPUs, and the system BLAS's cblas_sgemm\n"
 	      "(dlopen: libopenblas.so.0, libblis.so.4, libcblas.so.3, libblas.so.3); every result\n"
 	      "checked against the others; GFLOP/s = 2 N^3 / time, best and median of runs after a\n"
-	      "warm-up, against this CPU's peak (CPUs x clock x FP32 FMA lanes x 2). On each OpenCL\n"
-	      "GPU (libOpenCL.so.1, or GPUSCOPE_OPENCL): a naive and a tiled kernel, kernel only and\n"
-	      "end to end, checked against the CPU. docs/bench.md tells how it is measured.\n"
+	      "warm-up, against this CPU's peak (CPUs x clock x FP32 FMA lanes x 2). On each GPU\n"
+	      "(CUDA: libcuda.so.1 or GPUSCOPE_CUDA; OpenCL: libOpenCL.so.1 or GPUSCOPE_OPENCL):\n"
+	      "a naive and a tiled kernel, kernel only and end to end, checked against the CPU,\n"
+	      "against the spec sheet's and the clock-derived FP32 peak. docs/bench.md tells how\n"
+	      "it is measured.\n"
 	      "      --size=N        N x N matrices, 1 to 16384 (default 1024)\n"
 	      "      --sweep         N = 64, 128, ..., 8192; a naive run that would take over 3 s,\n"
 	      "                      or one of the others over 20 s, is skipped, and says so\n"
@@ -61,7 +73,7 @@ bench_usage(FILE *f)
 	      "      --opencl-cpu    take CPU OpenCL devices (PoCL) too: for tests, and for a\n"
 	      "                      machine without a GPU (skipped otherwise)\n"
 	      "exit status: 0 every result checked, 1 a result was wrong, 2 usage error,\n"
-	      "3 bench could not run (an OpenCL call failed); 128 + the signal when stopped\n",
+	      "3 bench could not run (a CUDA or OpenCL call failed); 128 + the signal when stopped\n",
 	      f);
 }
 
@@ -70,12 +82,21 @@ enum row_status { ROW_MEASURED, ROW_SKIPPED, ROW_UNAVAILABLE, ROW_STOPPED, ROW_F
 static const char *const status_words[] = { "measured", "skipped", "unavailable", "stopped",
 	                                    "failed" };
 
+/* The GPU kernels of a device: dev.h's two, and cuBLASLt's FP32 GEMM on CUDA. */
+enum gpu_kern { GK_NAIVE, GK_TILED, GK_CUBLAS, GK_NKERNELS };
+
+static const char *const gk_names[GK_NKERNELS] = { "naive", "tiled", "cublas" };
+static const enum bench_kern gk_dev[GK_NKERNELS] = { BK_MATMUL_NAIVE, BK_MATMUL_TILED,
+	                                             BK_NKERNELS };
+
 struct row {
 	size_t n;
 	enum bench_kernel kernel; /* a CPU row's */
-	int dev;                  /* -1: the CPU; else the index of the OpenCL device */
-	enum bench_cl_kernel clk; /* an OpenCL row's kernel */
+	int dev;                  /* -1: the CPU; else the index of the device in devs */
+	enum gpu_kern gk;         /* a GPU row's kernel */
 	bool e2e;                 /* end to end: buffers, copies in, kernel, copy back */
+	bool device_clock;        /* timed by the device's markers (GPU kernel only) */
+	double host_best;         /* such a row: its best run on the host's clock */
 	enum row_status status;
 	char reason[320];
 	unsigned threads;
@@ -86,12 +107,22 @@ struct row {
 	bool ok;
 };
 
-/* An OpenCL device's state through the run. */
+/* A GPU's state through the run. */
 struct gpu {
-	struct bench_cl_ctx *ctx; /* NULL: it could not be set up */
-	char error[400];          /* why not */
-	double last_best[BENCH_CL_NKERNELS][2];
-	size_t last_n[BENCH_CL_NKERNELS][2];
+	struct bench_dev *dev;
+	const struct gpu_spec *spec; /* its row of the spec table, or NULL */
+	double spec_gflops;          /* the sheet's FP32, or NAN */
+	char spec_how[160];          /* how, or why there is none */
+	double peak_gflops;          /* the clock-derived FP32 peak, or NAN: % PEAK is of it */
+	char peak_how[224];
+	unsigned naive_edge;     /* the naive kernel's blocks: edge x edge */
+	unsigned nkern;          /* its rows a size and scope: GK_CUBLAS on CUDA only */
+	struct bench_gemm *gemm; /* cuBLASLt on it, or NULL */
+	char gemm_why[256];      /* why not */
+	int lost;                /* E_LOST or E_TIMEOUT once: nothing more is asked of it */
+	char error[256];         /* the call that lost it */
+	double last_best[GK_NKERNELS][2];
+	size_t last_n[GK_NKERNELS][2];
 };
 
 struct bench_run {
@@ -108,27 +139,32 @@ struct bench_run {
 	size_t last_n[BENCH_NKERNELS];
 	unsigned done, total;
 	bool opencl_cpu;
-	struct bench_cl cl;
-	struct gpu *gpu;     /* one per cl.dev */
-	unsigned failures;   /* OpenCL calls that failed */
+	struct bench_devs devs;
+	struct gpu *gpu;     /* one per devs.dev */
+	unsigned failures;   /* CUDA or OpenCL calls that failed */
 	struct strbuf fails; /* one line each */
-	struct strbuf logs;  /* build logs, printed as they are */
 	const char *corrupt; /* CORRUPT_ENV: the kernel whose read-back is made wrong */
 };
 
 static const char *
 row_name(const struct row *row)
 {
-	return row->dev < 0 ? bench_kernel_name(row->kernel) : bench_cl_kernel_name(row->clk);
+	return row->dev < 0 ? bench_kernel_name(row->kernel) : gk_names[row->gk];
 }
 
-/* "blas", or "tiled on opencl:0 (end to end)": the row in a message */
 static const char *
-row_label(const struct row *row, char *buf, size_t size)
+dev_id(const struct bench_run *r, int d)
+{
+	return r->devs.dev[d]->info.id;
+}
+
+/* "blas", or "tiled on cuda:0 (end to end)": the row in a message */
+static const char *
+row_label(const struct bench_run *r, const struct row *row, char *buf, size_t size)
 {
 	if (row->dev < 0)
 		return row_name(row);
-	snprintf(buf, size, "%s on opencl:%d (%s)", row_name(row), row->dev,
+	snprintf(buf, size, "%s on %s (%s)", row_name(row), dev_id(r, row->dev),
 	         row->e2e ? "end to end" : "kernel only");
 	return buf;
 }
@@ -178,10 +214,9 @@ record_wrong(struct bench_run *r, struct row *row, const struct bench_check *c, 
 	        &r->errs,
 	        "bench matmul: %s at N=%zu is wrong: %zu of %zu elements checked against %s are "
 	        "outside their tolerance (worst C[%zu][%zu] = %.9g, want %.9g, tolerance %.3g)\n",
-	        row_label(row, buf, sizeof(buf)), n, c->bad, c->checked, against, c->worst_i,
+	        row_label(r, row, buf, sizeof(buf)), n, c->bad, c->checked, against, c->worst_i,
 	        c->worst_j, (double)got[c->worst_i * n + c->worst_j], want, c->tolerance);
 }
-
 /* Check c (the result of row) against the reference ref (NULL: row is the first). */
 static void
 check_row(struct bench_run *r, struct row *row, const struct bench_norms *nm, const float *a,
@@ -230,40 +265,6 @@ over_cap(struct bench_run *r, struct row *row, size_t n, double last_best, size_
 	return true;
 }
 
-/* One OpenCL run for bench_time_fn() */
-struct gpu_job {
-	struct bench_cl_ctx *ctx;
-	enum bench_cl_kernel k;
-	bool e2e;
-	size_t n;
-	const float *a, *b;
-	float *c;
-	struct err err;
-};
-
-static double
-gpu_run(void *arg)
-{
-	struct gpu_job *j = arg;
-
-	if (j->e2e)
-		return bench_cl_run_e2e(j->ctx, j->k, j->n, j->a, j->b, j->c, &j->err);
-	return bench_cl_run_kernel(j->ctx, j->k, &j->err);
-}
-
-/* An OpenCL call failed for row: its reason and its error line. */
-static void
-gpu_failed(struct bench_run *r, struct row *row, const char *why)
-{
-	char buf[96];
-
-	row->status = ROW_FAILED;
-	str_copy(row->reason, sizeof(row->reason), why);
-	r->failures++;
-	strbuf_addf(&r->fails, "bench matmul: %s at N=%zu: %s\n", row_label(row, buf, sizeof(buf)),
-	            row->n, why);
-}
-
 /* how every kernel is timed (docs/bench.md) */
 static const struct bench_plan default_plan = {
 	.min_seconds = MIN_SECONDS,
@@ -273,99 +274,387 @@ static const struct bench_plan default_plan = {
 	.max_runs = MAX_RUNS,
 };
 
+/* One GPU run for bench_time_fn() */
+struct gpu_job {
+	struct bench_dev *d;
+	unsigned edge; /* blocks of edge x edge work-items */
+	enum gpu_kern k;
+	size_t n;
+	const float *a, *b;
+	float *c;
+	uint64_t buf[3]; /* kernel only: the loaded A, B, C */
+	double *dev_s;   /* kernel only: each run's seconds on the device's clock, warm-up first */
+	unsigned ndev_s;
+	struct bench_gemm *gemm; /* cublas: the library's handle */
+	bool keep_plan, planned; /* cublas: plan once for the loaded buffers (kernel only) */
+	int rc;                  /* the failed call's status */
+	struct err err;
+};
+
 /*
- * The OpenCL rows of device d at n: each kernel kernel only (the buffers
- * loaded once) and end to end, each result checked against ref (the first
- * CPU kernel's; NULL: only the samples). work takes the results. Returns
- * false when stopped.
+ * cuBLASLt's FP32 GEMM over bufs A, B, C, with the heuristic's own pick
+ * (what a framework gets). cuBLASLt is column-major and our matrices
+ * row-major: a row-major matrix is its transpose column-major, and C^T =
+ * B^T A^T, so B's buffer goes in as its A and A's as its B.
+ */
+static int
+gemm_launch(struct gpu_job *j, const uint64_t buf[3])
+{
+	unsigned nalgo = 0;
+	int rc;
+
+	if (!j->planned) {
+		rc = bench_gemm_plan(j->gemm, BG_FP32, (unsigned)j->n, buf[1], buf[0], buf[2], 0, 0,
+		                     &nalgo, &j->err);
+		if (rc < 0)
+			return rc;
+		if (!nalgo)
+			return err_set(&j->err, E_NOTSUP,
+			               "cublasLtMatmulAlgoGetHeuristic: no algorithm for an FP32 "
+			               "GEMM of %zu x %zu",
+			               j->n, j->n);
+		j->planned = j->keep_plan;
+	}
+	return bench_gemm_run(j->gemm, 0, &j->err);
+}
+
+/* Queue the kernel of j on stream 0 over bufs A, B, C: dev.h's 2-D launch, the grid rounded up. */
+static int
+gpu_launch(struct gpu_job *j, const uint64_t buf[3])
+{
+	if (j->k == GK_CUBLAS)
+		return gemm_launch(j, buf);
+	unsigned t = (unsigned)((j->n + j->edge - 1) / j->edge);
+	const unsigned grid[2] = { t, t }, block[2] = { j->edge, j->edge };
+	const struct bench_arg args[] = {
+		bench_arg_buf(buf[0], 0),
+		bench_arg_buf(buf[1], 0),
+		bench_arg_buf(buf[2], 0),
+		bench_arg_i32((int32_t)j->n),
+	};
+
+	return j->d->ops->launch(j->d, 0, gk_dev[j->k], grid, block, args, 4, &j->err);
+}
+
+/*
+ * Kernel only: markers around the launch, the launch, a polled sync. The
+ * plan runs on the host's clock (what the runs cost); the device's time
+ * between the markers is kept for the figures, so a launch's latency is
+ * not in them.
+ */
+static double
+kernel_run(void *arg)
+{
+	struct gpu_job *j = arg;
+	struct bench_dev *d = j->d;
+	double t0 = clock_mono(), host, dev = 0;
+	int rc;
+
+	rc = d->ops->mark(d, 0, 0, &j->err);
+	if (!rc)
+		rc = gpu_launch(j, j->buf);
+	if (!rc)
+		rc = d->ops->mark(d, 0, 1, &j->err);
+	if (!rc)
+		rc = d->ops->sync(d, 0, &j->err);
+	host = clock_mono() - t0;
+	if (!rc)
+		rc = d->ops->elapsed(d, 0, 1, &dev, &j->err);
+	if (rc < 0) {
+		j->rc = rc;
+		return -1;
+	}
+	if (j->ndev_s < MAX_RUNS + 1)
+		j->dev_s[j->ndev_s++] = dev;
+	return host;
+}
+
+/*
+ * End to end: what a program that multiplies once pays: three buffers
+ * made, A and B written, the kernel, C read back (blocking), the buffers
+ * freed; on the host's clock.
+ */
+static double
+e2e_run(void *arg)
+{
+	struct gpu_job *j = arg;
+	struct bench_dev *d = j->d;
+	size_t bytes = j->n * j->n * sizeof(float);
+	uint64_t buf[3] = { 0, 0, 0 };
+	unsigned nb = 0;
+	double t0 = clock_mono();
+	int rc = 0;
+
+	while (nb < 3 && !rc) {
+		rc = d->ops->alloc(d, bytes, &buf[nb], &j->err);
+		nb += !rc;
+	}
+	if (!rc)
+		rc = d->ops->write(d, 0, buf[0], 0, j->a, bytes, false, &j->err);
+	if (!rc)
+		rc = d->ops->write(d, 0, buf[1], 0, j->b, bytes, false, &j->err);
+	if (!rc)
+		rc = gpu_launch(j, buf);
+	if (!rc)
+		rc = d->ops->read(d, 0, buf[2], 0, j->c, bytes, true, &j->err);
+	if (rc < 0 && rc != E_LOST && rc != E_TIMEOUT) {
+		struct err ignored = ERR_INIT;
+
+		/* the copies queued must be done before their buffers go */
+		d->ops->sync(d, 0, &ignored);
+	}
+	while (nb > 0)
+		d->ops->free(d, buf[--nb]);
+	if (rc < 0) {
+		j->rc = rc;
+		return -1;
+	}
+	return clock_mono() - t0;
+}
+
+static int
+cmp_seconds(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A kernel-only row's figures from the device's clock: the same runs the
+ * plan timed (the warm-up among them when it counted). false when a run
+ * has no device time (then the host's figures stay).
+ */
+static bool
+device_figures(struct row *row, struct gpu_job *j)
+{
+	unsigned first = row->t.warmup_counted ? 0 : 1, n = row->t.runs;
+	double *s;
+
+	if (!n || j->ndev_s < first + n)
+		return false;
+	s = xcalloc(n, sizeof(*s));
+	memcpy(s, j->dev_s + first, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_seconds);
+	row->host_best = row->t.best;
+	row->t.best = s[0];
+	row->t.median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	row->t.warmup = j->dev_s[0];
+	row->device_clock = true;
+	free(s);
+	return true;
+}
+
+/* A call failed for row: its reason and its error line; a lost device is used no more. */
+static void
+gpu_failed(struct bench_run *r, struct row *row, int rc, const char *why)
+{
+	struct gpu *g = &r->gpu[row->dev];
+	char buf[96];
+
+	row->status = ROW_FAILED;
+	str_copy(row->reason, sizeof(row->reason), why);
+	r->failures++;
+	strbuf_addf(&r->fails, "bench matmul: %s at N=%zu: %s\n",
+	            row_label(r, row, buf, sizeof(buf)), row->n, why);
+	if ((rc == E_LOST || rc == E_TIMEOUT) && !g->lost) {
+		g->lost = rc;
+		str_copy(g->error, sizeof(g->error), why);
+	}
+}
+
+/* The kernel-only buffers of j: made, A and B written. */
+static int
+load(struct gpu_job *j)
+{
+	size_t bytes = j->n * j->n * sizeof(float);
+	int rc = 0;
+
+	for (unsigned i = 0; i < 3 && !rc; i++)
+		rc = j->d->ops->alloc(j->d, bytes, &j->buf[i], &j->err);
+	if (!rc)
+		rc = j->d->ops->write(j->d, 0, j->buf[0], 0, j->a, bytes, false, &j->err);
+	if (!rc)
+		rc = j->d->ops->write(j->d, 0, j->buf[1], 0, j->b, bytes, true, &j->err);
+	j->rc = rc;
+	return rc;
+}
+
+static void
+unload(struct gpu_job *j)
+{
+	for (unsigned i = 0; i < 3; i++)
+		if (j->buf[i])
+			j->d->ops->free(j->d, j->buf[i]);
+	memset(j->buf, 0, sizeof(j->buf));
+}
+
+/* Whether the device can take row's kernel; else the row says why. */
+static bool
+gpu_offers(struct bench_run *r, struct row *row)
+{
+	struct bench_dev *d = r->devs.dev[row->dev];
+	enum bench_kern k = gk_dev[row->gk];
+
+	if (row->gk == GK_CUBLAS) {
+		if (r->gpu[row->dev].gemm)
+			return true;
+		row->status = ROW_UNAVAILABLE;
+		snprintf(row->reason, sizeof(row->reason), "unavailable: %s",
+		         r->gpu[row->dev].gemm_why);
+		return false;
+	}
+	if (row->gk == GK_TILED && d->info.max_block &&
+	    d->info.max_block < (size_t)BENCH_TILE * BENCH_TILE) {
+		row->status = ROW_UNAVAILABLE;
+		snprintf(row->reason, sizeof(row->reason),
+		         "unavailable: %s needs blocks of %d x %d work-items, the device takes "
+		         "%zu",
+		         bench_kern_name(k), BENCH_TILE, BENCH_TILE, d->info.max_block);
+		return false;
+	}
+	if (!d->ops->has(d, k)) {
+		row->status = ROW_UNAVAILABLE;
+		snprintf(row->reason, sizeof(row->reason),
+		         "unavailable: the device does not offer %s (its %s kernels lack it)",
+		         bench_kern_name(k), d->info.api);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The rows of GPU d at n: each kernel kernel only (the buffers loaded once)
+ * and end to end, each result read back into work and checked against ref
+ * (the first CPU kernel's; NULL: only the samples). Returns false when
+ * stopped.
  */
 static bool
 bench_gpu(struct bench_run *r, size_t n, size_t d, const float *a, const float *b, float *work,
           const struct bench_norms *nm, const float *ref, const char *ref_name)
 {
-	const struct bench_cl_device *dev = &r->cl.dev[d];
 	struct gpu *g = &r->gpu[d];
+	struct bench_dev *dev = g->dev;
 	unsigned long long bytes = (unsigned long long)n * n * sizeof(float);
-	bool loaded = false, load_tried = false;
+	unsigned long long mfree = 0, mtotal = 0;
 	const struct bench_plan plan = default_plan;
-	struct err lerr = ERR_INIT;
+	struct gpu_job kjob = {
+		.d = dev,
+		.n = n,
+		.a = a,
+		.b = b,
+		.c = work,
+		.gemm = g->gemm,
+		.err = ERR_INIT,
+	};
+	bool loaded = false, load_tried = false, go_on = true;
+	struct err merr = ERR_INIT;
+	int mrc = 0;
 
-	for (int e2e = 0; e2e < 2; e2e++) {
-		for (int k = 0; k < BENCH_CL_NKERNELS; k++) {
+	kjob.dev_s = xcalloc(MAX_RUNS + 1, sizeof(*kjob.dev_s));
+	if (!g->lost) {
+		mrc = dev->ops->mem_info(dev, &mfree, &mtotal, &merr);
+		if (mrc < 0 && mrc != E_LOST && mrc != E_TIMEOUT)
+			mrc = 0, mfree = dev->info.mem_total; /* not told: the total, as OpenCL */
+	}
+	for (int e2e = 0; e2e < 2 && go_on; e2e++) {
+		for (int k = 0; k < (int)g->nkern; k++) {
 			struct row *row = new_row(r, n, BENCH_NAIVE);
-			struct gpu_job job = {
-				.ctx = g->ctx,
-				.k = (enum bench_cl_kernel)k,
-				.e2e = e2e,
-				.n = n,
-				.a = a,
-				.b = b,
-				.c = work,
-				.err = ERR_INIT,
-			};
+			struct gpu_job job = kjob;
 			char label[64];
 
 			row->dev = (int)d;
-			row->clk = (enum bench_cl_kernel)k;
+			row->gk = (enum gpu_kern)k;
 			row->e2e = e2e;
 			r->done++;
-			if (!g->ctx) {
+			if (g->lost) {
 				row->status = ROW_FAILED;
-				str_copy(row->reason, sizeof(row->reason), g->error);
+				snprintf(row->reason, sizeof(row->reason),
+				         "not run: %s was lost (%s)", dev->info.id, g->error);
 				continue;
 			}
-			if ((dev->global_mem && 3 * bytes > dev->global_mem) ||
-			    (dev->max_alloc && bytes > dev->max_alloc)) {
+			if (mrc < 0) {
+				gpu_failed(r, row, mrc, merr.msg);
+				continue;
+			}
+			if ((mfree && 3 * bytes > mfree) ||
+			    (dev->info.max_alloc && bytes > dev->info.max_alloc)) {
 				row->status = ROW_SKIPPED;
 				snprintf(
 				        row->reason, sizeof(row->reason),
 				        "skipped: needs 3 buffers of %llu MiB, the device has %llu "
-				        "MiB and takes buffers up to %llu MiB",
-				        bytes >> 20, dev->global_mem >> 20, dev->max_alloc >> 20);
+				        "MiB free and takes buffers up to %llu MiB",
+				        bytes >> 20, mfree >> 20, dev->info.max_alloc >> 20);
 				continue;
 			}
+			if (!gpu_offers(r, row))
+				continue;
 			if (over_cap(r, row, n, g->last_best[k][e2e], g->last_n[k][e2e],
-			             k == BENCH_CL_NAIVE ? SWEEP_CAP_NAIVE : SWEEP_CAP))
+			             k == GK_NAIVE ? SWEEP_CAP_NAIVE : SWEEP_CAP))
 				continue;
 			if (!e2e && !load_tried) {
 				load_tried = true;
-				loaded = bench_cl_load(g->ctx, n, a, b, &lerr) == 0;
+				loaded = load(&kjob) == 0;
 			}
 			if (!e2e && !loaded) {
-				gpu_failed(r, row, lerr.msg);
+				gpu_failed(r, row, kjob.rc, kjob.err.msg);
 				continue;
 			}
-			snprintf(label, sizeof(label), "opencl:%zu %s%s", d, row_name(row),
+			memcpy(job.buf, kjob.buf, sizeof(job.buf));
+			job.k = (enum gpu_kern)k;
+			job.edge = k == GK_TILED ? BENCH_TILE : g->naive_edge;
+			job.ndev_s = 0;
+			job.keep_plan = !e2e;
+			job.planned = false;
+			err_clear(&job.err);
+			snprintf(label, sizeof(label), "%s %s%s", dev->info.id, row_name(row),
 			         e2e ? " end to end" : "");
 			progress(r, n, label);
-			bench_time_fn(gpu_run, &job, cmd_stopped, &plan, &row->t);
+			bench_time_fn(e2e ? e2e_run : kernel_run, &job, cmd_stopped, &plan,
+			              &row->t);
 			if (row->t.stopped || cmd_stopped()) {
 				row->status = ROW_STOPPED;
 				str_copy(row->reason, sizeof(row->reason),
 				         "stopped before the runs were done");
-				bench_cl_unload(g->ctx);
-				return false;
+				go_on = false;
+				break;
 			}
 			if (row->t.failed) {
-				gpu_failed(r, row, job.err.msg);
+				gpu_failed(r, row, job.rc, job.err.msg);
 				continue;
 			}
-			if (!e2e && bench_cl_read(g->ctx, work, &job.err) < 0) {
-				gpu_failed(r, row, job.err.msg);
+			if (!e2e && (job.rc = dev->ops->read(dev, 0, kjob.buf[2], 0, work, bytes,
+			                                     true, &job.err)) < 0) {
+				gpu_failed(r, row, job.rc, job.err.msg);
 				continue;
 			}
 			row->status = ROW_MEASURED;
 			g->last_best[k][e2e] = row->t.best;
 			g->last_n[k][e2e] = n;
+			if (!e2e)
+				device_figures(row, &job);
 			if (r->corrupt && !strcmp(r->corrupt, row_name(row)) && n > 2)
 				work[1 * n + 2] +=
 				        1.0f; /* tests only: a wrong element to be caught */
 			check_row(r, row, nm, a, b, work, ref, ref_name);
 		}
 		if (!e2e && loaded)
-			bench_cl_unload(g->ctx);
+			unload(&kjob);
 	}
-	return true;
+	if (load_tried && !loaded && !g->lost)
+		unload(&kjob); /* what load() made before it failed */
+	free(kjob.dev_s);
+	return go_on;
+}
+/* The GPU rows of one size. */
+static unsigned
+gpu_rows(const struct bench_run *r)
+{
+	unsigned rows = 0;
+
+	for (size_t d = 0; d < r->devs.ndev; d++)
+		rows += 2 * r->gpu[d].nkern;
+	return rows;
 }
 
 /* Measure the three kernels at size n. Returns false when stopped. */
@@ -390,7 +679,7 @@ bench_size(struct bench_run *r, size_t n)
 			         need >> 20, avail >> 20);
 			r->done++;
 		}
-		r->done += 2 * BENCH_CL_NKERNELS * (unsigned)r->cl.ndev;
+		r->done += gpu_rows(r);
 		return true;
 	}
 	a = bench_matrix_alloc(n);
@@ -407,7 +696,7 @@ bench_size(struct bench_run *r, size_t n)
 			         need >> 20);
 			r->done++;
 		}
-		r->done += 2 * BENCH_CL_NKERNELS * (unsigned)r->cl.ndev;
+		r->done += gpu_rows(r);
 		goto out;
 	}
 	bench_matrix_fill(a, n, 1);
@@ -459,7 +748,7 @@ bench_size(struct bench_run *r, size_t n)
 		if (!ref_name)
 			ref_name = bench_kernel_name(kern);
 	}
-	for (size_t d = 0; d < r->cl.ndev && go_on; d++)
+	for (size_t d = 0; d < r->devs.ndev && go_on; d++)
 		go_on = bench_gpu(r, n, d, a, b, work, &nm, ref_name ? ref : NULL, ref_name);
 	bench_norms_release(&nm);
 out:
@@ -470,23 +759,54 @@ out:
 	return go_on;
 }
 
-/* Why an OpenCL device has no peak here, in buf */
-static const char *
-gpu_peak_reason(const struct bench_cl_device *dev, char *buf, size_t size)
+/*
+ * What GPU g is held against: the spec sheet's FP32 and the peak its
+ * clock gives (units x FP32 operations a clock x the reported maximum
+ * clock: bench matmul samples no clock), and the naive kernel's blocks.
+ */
+static void
+gpu_setup(struct gpu *g)
 {
-	snprintf(buf, size,
-	         "unknown: OpenCL tells %u compute units at %u MHz, but not how many FP32 lanes a "
-	         "compute unit has (it differs by vendor and generation), so none is derived",
-	         dev->compute_units, dev->clock_mhz);
-	return buf;
+	const struct bench_dev_info *in = &g->dev->info;
+	size_t nr = 0;
+
+	g->spec = in->cpu ? NULL : gpu_spec_find(in->name, NULL, 0, &nr);
+	if (in->cpu) {
+		g->spec_gflops = NAN;
+		str_copy(g->spec_how, sizeof(g->spec_how),
+		         "a CPU device: the spec table is of GPUs");
+	} else {
+		g->spec_gflops =
+		        bench_spec_peak(g->spec, "fma.fp32", g->spec_how, sizeof(g->spec_how));
+	}
+	g->peak_gflops =
+	        bench_clock_peak(in, g->spec, "fma.fp32", 0, g->peak_how, sizeof(g->peak_how));
+	/* square blocks as the tiled kernel's, smaller where the device takes fewer */
+	g->nkern = strcmp(in->api, "cuda") ? GK_CUBLAS : GK_NKERNELS;
+	g->naive_edge = BENCH_TILE;
+	while (g->naive_edge > 1 && in->max_block &&
+	       (size_t)g->naive_edge * g->naive_edge > in->max_block)
+		g->naive_edge /= 2;
 }
 
 static double
 pct_of_peak(const struct bench_run *r, const struct row *row, double gflops)
 {
-	if (row->dev >= 0 || !(r->peak.gflops > 0) || !isfinite(gflops))
+	double peak = row->dev < 0 ? r->peak.gflops : r->gpu[row->dev].peak_gflops;
+
+	if (!(peak > 0) || !isfinite(gflops))
 		return NAN;
-	return 100.0 * gflops / r->peak.gflops;
+	return 100.0 * gflops / peak;
+}
+
+static double
+pct_of_spec(const struct bench_run *r, const struct row *row, double gflops)
+{
+	double spec = row->dev < 0 ? NAN : r->gpu[row->dev].spec_gflops;
+
+	if (!(spec > 0) || !isfinite(gflops))
+		return NAN;
+	return 100.0 * gflops / spec;
 }
 
 static void
@@ -496,6 +816,47 @@ cell(struct strbuf *sb, double v, int width, int decimals)
 		strbuf_addf(sb, " %*.*f", width, decimals, v);
 	else
 		strbuf_addf(sb, " %*s", width, "-");
+}
+
+/* "cuda:0 NVIDIA H100 (NVIDIA, driver 13.0, compute capability 9.0), 132 SMs, ..." */
+static void
+gpu_line(struct strbuf *out, const struct gpu *g)
+{
+	const struct bench_dev_info *in = &g->dev->info;
+	bool cuda = !strcmp(in->api, "cuda");
+
+	strbuf_addf(out, "GPU   %s %s (%s", in->id, in->name[0] ? in->name : "(no name)",
+	            in->vendor[0] ? in->vendor : in->api);
+	if (in->driver[0])
+		strbuf_addf(out, ", driver %s", in->driver);
+	if (in->cc_major)
+		strbuf_addf(out, ", compute capability %d.%d", in->cc_major, in->cc_minor);
+	strbuf_addf(out, "), %u %s", in->units,
+	            cuda             ? "SMs"
+	            : in->units == 1 ? "compute unit"
+	                             : "compute units");
+	if (in->clock_mhz)
+		strbuf_addf(out, ", %u MHz", in->clock_mhz);
+	if (in->mem_total)
+		strbuf_addf(out, ", %llu MiB", in->mem_total >> 20);
+	strbuf_addf(out, "%s\n", in->cpu ? ", a CPU device" : "");
+	if (isfinite(g->spec_gflops))
+		strbuf_addf(out, "      spec  %s = %.0f GFLOP/s FP32\n", g->spec_how,
+		            g->spec_gflops);
+	else
+		strbuf_addf(out, "      spec  none: %s\n", g->spec_how);
+	if (isfinite(g->peak_gflops))
+		strbuf_addf(out, "      peak  %s = %.0f GFLOP/s FP32 (%% PEAK is of this)\n",
+		            g->peak_how, g->peak_gflops);
+	else
+		strbuf_addf(out, "      peak  none: %s (%% PEAK is -)\n", g->peak_how);
+	if (g->gemm)
+		strbuf_addf(out, "      cublas %s, %s\n", bench_gemm_version(g->gemm),
+		            bench_gemm_path(g->gemm));
+	else if (g->nkern > GK_CUBLAS)
+		strbuf_addf(out, "      cublas none: %s\n", g->gemm_why);
+	if (g->lost)
+		strbuf_addf(out, "      lost: %s\n", g->error);
 }
 
 static void
@@ -523,23 +884,15 @@ text_out(struct bench_run *r, struct strbuf *out)
 	} else {
 		strbuf_addf(out, "BLAS  none: %s\n", r->blas.reason);
 	}
-	if (!r->cl.ndev)
-		strbuf_addf(out, "GPU   none: %s; CUDA is not built yet\n", r->cl.reason);
-	for (size_t d = 0; d < r->cl.ndev; d++) {
-		const struct bench_cl_device *dev = &r->cl.dev[d];
-		char buf[256];
-
-		strbuf_addf(out,
-		            "GPU   opencl:%zu %s (%s, %s, driver %s), %u compute units, %u MHz, "
-		            "tiles %u x %u\n",
-		            d, dev->name, dev->platform, dev->type, dev->driver, dev->compute_units,
-		            dev->clock_mhz, dev->tile, dev->tile);
-		strbuf_addf(out, "      peak %s\n", gpu_peak_reason(dev, buf, sizeof(buf)));
-		if (!r->gpu[d].ctx)
-			strbuf_addf(out, "      not measured: %s\n", r->gpu[d].error);
-	}
+	for (size_t d = 0; d < r->devs.ndev; d++)
+		gpu_line(out, &r->gpu[d]);
+	/* an API without a device says why, even beside the other's devices */
+	if (r->devs.cuda_reason[0])
+		strbuf_addf(out, "GPU   none on CUDA: %s\n", r->devs.cuda_reason);
+	if (r->devs.opencl_reason[0])
+		strbuf_addf(out, "GPU   none on OpenCL: %s\n", r->devs.opencl_reason);
 	strbuf_addch(out, '\n');
-	strbuf_addf(out, "%5s  %-18s %7s %10s %12s %8s %7s %5s  %s\n", "SIZE", "KERNEL", "THREADS",
+	strbuf_addf(out, "%5s  %-20s %7s %10s %12s %8s %7s %5s  %s\n", "SIZE", "KERNEL", "THREADS",
 	            "BEST ms", "BEST GFLOP/s", "MEDIAN", "% PEAK", "RUNS", "CHECK");
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct row *row = &r->rows[i];
@@ -548,9 +901,9 @@ text_out(struct bench_run *r, struct strbuf *out)
 		if (row->dev < 0)
 			str_copy(name, sizeof(name), row_name(row));
 		else
-			snprintf(name, sizeof(name), "opencl:%d %s%s", row->dev, row_name(row),
+			snprintf(name, sizeof(name), "%s %s%s", dev_id(r, row->dev), row_name(row),
 			         row->e2e ? " e2e" : "");
-		strbuf_addf(out, "%5zu  %-18s", row->n, name);
+		strbuf_addf(out, "%5zu  %-20s", row->n, name);
 		if (row->status != ROW_MEASURED) {
 			strbuf_addf(out, " %7s  %s\n", "-", row->reason);
 			continue;
@@ -561,7 +914,11 @@ text_out(struct bench_run *r, struct strbuf *out)
 			strbuf_addf(out, " %7u", row->threads);
 		else
 			strbuf_addf(out, " %7s", "?");
-		cell(out, row->t.best * 1e3, 10, row->t.best < 0.01 ? 3 : 1);
+		/* a GPU's kernel at a small size takes microseconds */
+		cell(out, row->t.best * 1e3, 10,
+		     row->t.best < 1e-5   ? 5
+		     : row->t.best < 0.01 ? 3
+		                          : 1);
 		double best = bench_gflops(row->n, row->t.best);
 		double med = bench_gflops(row->n, row->t.median);
 		cell(out, best, 12, best < 10 ? 2 : 1);
@@ -582,13 +939,19 @@ text_out(struct bench_run *r, struct strbuf *out)
 	        "time.\nCheck: every element against the first kernel's result and %d against "
 	        "double-precision sums, within 2 N eps |row of A| |column of B|.\n",
 	        bench_blocked_isa(), MIN_SECONDS, MIN_RUNS, MAX_SECONDS, LONG_RUN, SAMPLES);
-	if (r->cl.ndev)
-		strbuf_addstr(
+	if (r->devs.ndev)
+		strbuf_addf(
 		        out,
-		        "opencl:N naive: OpenCL C, a work-item per element; tiled: tiles of A "
-		        "and B in local memory.\nThey time enqueue to clFinish (buffers "
-		        "loaded once); e2e: buffers made, A and B written,\nthe kernel, C read "
-		        "back, buffers released. Both checked against the CPU's result.\n");
+		        "GPU naive: a work-item per element of C (%s); tiled: %d x %d tiles of "
+		        "A and B in\nshared (local) memory (%s); cublas (CUDA): cuBLASLt's FP32 "
+		        "GEMM, the heuristic's\nfirst algorithm, no workspace. Kernel only: buffers made "
+		        "and A, B written once, each run\ntimed between markers on the "
+		        "device's clock (the plan's time on the host's); e2e: buffers\n"
+		        "made, A and B written, the kernel, C read back, buffers freed, on "
+		        "the host's clock.\nBoth checked against the CPU's result; %% PEAK "
+		        "of the clock-derived FP32 peak above.\n",
+		        bench_kern_name(BK_MATMUL_NAIVE), BENCH_TILE, BENCH_TILE,
+		        bench_kern_name(BK_MATMUL_TILED));
 }
 
 static void
@@ -608,10 +971,47 @@ json_check(struct fit_jw *jw, const struct row *row)
 }
 
 static void
+json_device(struct fit_jw *jw, const struct gpu *g)
+{
+	const struct bench_dev_info *in = &g->dev->info;
+	char cc[16];
+
+	snprintf(cc, sizeof(cc), "%d.%d", in->cc_major, in->cc_minor);
+	fit_jw_open(jw, NULL, '{');
+	fit_jw_str(jw, "id", in->id);
+	fit_jw_str(jw, "api", in->api);
+	fit_jw_str(jw, "name", in->name);
+	fit_jw_str(jw, "vendor", in->vendor[0] ? in->vendor : NULL);
+	fit_jw_str(jw, "uuid", in->uuid[0] ? in->uuid : NULL);
+	fit_jw_str(jw, "pci_bus_id", in->pci_bus_id[0] ? in->pci_bus_id : NULL);
+	fit_jw_str(jw, "driver", in->driver[0] ? in->driver : NULL);
+	fit_jw_str(jw, "compute_capability", in->cc_major ? cc : NULL);
+	fit_jw_bool(jw, "cpu_device", in->cpu);
+	fit_jw_num(jw, "units", in->units, 0);
+	fit_jw_num(jw, "clock_mhz", in->clock_mhz ? in->clock_mhz : NAN, 0);
+	fit_jw_num(jw, "memory_bytes", in->mem_total ? (double)in->mem_total : NAN, 0);
+	fit_jw_num(jw, "max_buffer_bytes", in->max_alloc ? (double)in->max_alloc : NAN, 0);
+	fit_jw_num(jw, "tile", BENCH_TILE, 0);
+	fit_jw_num(jw, "naive_block", g->naive_edge, 0);
+	fit_jw_str(jw, "spec_row", g->spec ? g->spec->name : NULL);
+	fit_jw_num(jw, "spec_gflops", g->spec_gflops, 1);
+	fit_jw_str(jw, "spec_derivation", g->spec_how);
+	fit_jw_num(jw, "peak_gflops", g->peak_gflops, 1);
+	fit_jw_str(jw, "peak_derivation", g->peak_how);
+	fit_jw_str(jw, "cublaslt", g->gemm ? bench_gemm_version(g->gemm) : NULL);
+	fit_jw_str(jw, "cublaslt_library", g->gemm ? bench_gemm_path(g->gemm) : NULL);
+	fit_jw_str(jw, "cublaslt_reason", g->gemm || g->nkern <= GK_CUBLAS ? NULL : g->gemm_why);
+	fit_jw_str(jw, "error", g->lost ? g->error : NULL);
+	fit_jw_close(jw, '}');
+}
+
+static void
 json_out(struct bench_run *r, struct strbuf *out, int stopped)
 {
 	const struct bench_cpu_peak *p = &r->peak;
 	struct fit_jw jw;
+	struct strbuf why = STRBUF_INIT;
+	bool measured = false;
 
 	fit_jw_begin(&jw, out);
 	fit_jw_str(&jw, "schema", BENCH_SCHEMA);
@@ -648,40 +1048,19 @@ json_out(struct bench_run *r, struct strbuf *out, int stopped)
 	fit_jw_str(&jw, "reason", r->blas.loaded ? NULL : r->blas.reason);
 	fit_jw_close(&jw, '}');
 	fit_jw_open(&jw, "gpu", '{');
-	bool measured = false;
 	for (size_t i = 0; i < r->nrows; i++)
 		measured |= r->rows[i].dev >= 0 && r->rows[i].status == ROW_MEASURED;
 	fit_jw_bool(&jw, "measured", measured);
-	fit_jw_str(&jw, "reason", r->cl.ndev ? NULL : r->cl.reason);
-	fit_jw_str(&jw, "opencl_library", r->cl.loaded ? r->cl.path : NULL);
-	fit_jw_num(&jw, "opencl_platforms", r->cl.platforms, 0);
-	fit_jw_num(&jw, "cpu_devices_skipped", r->cl.cpu_skipped, 0);
+	if (!r->devs.ndev)
+		strbuf_addf(&why, "CUDA: %s; OpenCL: %s", r->devs.cuda_reason,
+		            r->devs.opencl_reason);
+	fit_jw_str(&jw, "reason", r->devs.ndev ? NULL : why.buf);
+	fit_jw_str(&jw, "cuda_reason", r->devs.cuda_reason[0] ? r->devs.cuda_reason : NULL);
+	fit_jw_str(&jw, "opencl_reason", r->devs.opencl_reason[0] ? r->devs.opencl_reason : NULL);
 	fit_jw_bool(&jw, "opencl_cpu", r->opencl_cpu);
 	fit_jw_open(&jw, "devices", '[');
-	for (size_t d = 0; d < r->cl.ndev; d++) {
-		const struct bench_cl_device *dev = &r->cl.dev[d];
-		char id[32], buf[256];
-
-		snprintf(id, sizeof(id), "opencl:%zu", d);
-		fit_jw_open(&jw, NULL, '{');
-		fit_jw_str(&jw, "id", id);
-		fit_jw_str(&jw, "api", "opencl");
-		fit_jw_str(&jw, "platform", dev->platform);
-		fit_jw_str(&jw, "name", dev->name);
-		fit_jw_str(&jw, "vendor", dev->vendor);
-		fit_jw_str(&jw, "type", dev->type);
-		fit_jw_str(&jw, "driver_version", dev->driver);
-		fit_jw_str(&jw, "device_version", dev->version);
-		fit_jw_num(&jw, "compute_units", dev->compute_units, 0);
-		fit_jw_num(&jw, "max_clock_mhz", dev->clock_mhz ? dev->clock_mhz : NAN, 0);
-		fit_jw_num(&jw, "global_memory_bytes", (double)dev->global_mem, 0);
-		fit_jw_num(&jw, "max_buffer_bytes", (double)dev->max_alloc, 0);
-		fit_jw_num(&jw, "tile", dev->tile, 0);
-		fit_jw_num(&jw, "peak_gflops", NAN, 0);
-		fit_jw_str(&jw, "peak_reason", gpu_peak_reason(dev, buf, sizeof(buf)));
-		fit_jw_str(&jw, "error", r->gpu[d].ctx ? NULL : r->gpu[d].error);
-		fit_jw_close(&jw, '}');
-	}
+	for (size_t d = 0; d < r->devs.ndev; d++)
+		json_device(&jw, &r->gpu[d]);
 	fit_jw_close(&jw, ']');
 	fit_jw_close(&jw, '}');
 	fit_jw_open(&jw, "results", '[');
@@ -692,15 +1071,12 @@ json_out(struct bench_run *r, struct strbuf *out, int stopped)
 
 		fit_jw_open(&jw, NULL, '{');
 		fit_jw_num(&jw, "size", (double)row->n, 0);
-		char id[32];
-
-		if (row->dev >= 0)
-			snprintf(id, sizeof(id), "opencl:%d", row->dev);
 		fit_jw_str(&jw, "kernel", row_name(row));
-		fit_jw_str(&jw, "device", row->dev >= 0 ? id : "cpu");
+		fit_jw_str(&jw, "device", row->dev >= 0 ? dev_id(r, row->dev) : "cpu");
 		fit_jw_str(&jw, "scope", row->e2e ? "end_to_end" : "kernel");
 		fit_jw_str(&jw, "status", status_words[row->status]);
 		fit_jw_str(&jw, "reason", m ? NULL : row->reason);
+		fit_jw_str(&jw, "clock", !m ? NULL : row->device_clock ? "device" : "host");
 		fit_jw_num(&jw, "threads", m && row->threads ? row->threads : NAN, 0);
 		fit_jw_num(&jw, "runs", m ? row->t.runs : NAN, 0);
 		fit_jw_num(&jw, "warmup_seconds", m ? row->t.warmup : NAN, 9);
@@ -710,9 +1086,12 @@ json_out(struct bench_run *r, struct strbuf *out, int stopped)
 			fit_jw_null(&jw, "warmup_counted");
 		fit_jw_num(&jw, "best_seconds", m ? row->t.best : NAN, 9);
 		fit_jw_num(&jw, "median_seconds", m ? row->t.median : NAN, 9);
+		fit_jw_num(&jw, "host_best_seconds", m && row->device_clock ? row->host_best : NAN,
+		           9);
 		fit_jw_num(&jw, "best_gflops", best, 3);
 		fit_jw_num(&jw, "median_gflops", m ? bench_gflops(row->n, row->t.median) : NAN, 3);
 		fit_jw_num(&jw, "percent_of_peak", pct_of_peak(r, row, best), 2);
+		fit_jw_num(&jw, "percent_of_spec", pct_of_spec(r, row, best), 2);
 		if (m)
 			json_check(&jw, row);
 		else
@@ -724,6 +1103,34 @@ json_out(struct bench_run *r, struct strbuf *out, int stopped)
 	fit_jw_num(&jw, "failures", r->failures, 0);
 	fit_jw_bool(&jw, "stopped", stopped != 0);
 	fit_jw_end(&jw);
+	strbuf_release(&why);
+}
+
+/* The devices as the suite opens them: CUDA's, then OpenCL's less those CUDA measures. */
+static void
+open_gpus(struct bench_run *r)
+{
+	const char *skip[MAX_SKIP_PCI];
+	size_t nskip = 0;
+
+	bench_cuda_open(&r->devs, NULL);
+	for (size_t i = 0; i < r->devs.ndev && nskip + 1 < MAX_SKIP_PCI; i++)
+		if (r->devs.dev[i]->info.pci_bus_id[0])
+			skip[nskip++] = r->devs.dev[i]->info.pci_bus_id;
+	skip[nskip] = NULL;
+	bench_cl_devs_open(&r->devs, NULL, r->opencl_cpu, skip);
+	r->gpu = xcalloc(r->devs.ndev ? r->devs.ndev : 1, sizeof(*r->gpu));
+	for (size_t d = 0; d < r->devs.ndev; d++) {
+		struct gpu *g = &r->gpu[d];
+		struct err err = ERR_INIT;
+
+		g->dev = r->devs.dev[d];
+		gpu_setup(g);
+		if (g->nkern > GK_CUBLAS && bench_gemm_open(g->dev, &g->gemm, &err) < 0) {
+			g->gemm = NULL;
+			str_copy(g->gemm_why, sizeof(g->gemm_why), err.msg);
+		}
+	}
 }
 
 int
@@ -743,9 +1150,7 @@ cmd_bench_matmul(int argc, char **argv, struct gs_config *cfg)
 		.cfg = cfg,
 		.errs = STRBUF_INIT,
 		.fails = STRBUF_INIT,
-		.logs = STRBUF_INIT,
 	};
-	const char *cl_path = getenv("GPUSCOPE_OPENCL");
 	struct strbuf out = STRBUF_INIT;
 	unsigned long size = 0, threads = 0;
 	int c, rc = EXIT_OK, stopped;
@@ -812,35 +1217,15 @@ cmd_bench_matmul(int argc, char **argv, struct gs_config *cfg)
 	bench_cpu_peak_read(cfg->proc_root, cfg->sysfs_root, bench_cpus(), &r.peak);
 	bench_blas_open(&r.blas, NULL, r.threads);
 	r.corrupt = getenv(CORRUPT_ENV);
-	bench_cl_open(&r.cl, cl_path && *cl_path ? cl_path : NULL, r.opencl_cpu);
-	r.gpu = xcalloc(r.cl.ndev ? r.cl.ndev : 1, sizeof(*r.gpu));
-	for (size_t d = 0; d < r.cl.ndev; d++) {
-		struct err err = ERR_INIT;
-		struct strbuf log = STRBUF_INIT;
-
-		r.gpu[d].ctx = bench_cl_ctx_new(&r.cl, d, &err, &log);
-		if (r.gpu[d].ctx)
-			continue;
-		str_copy(r.gpu[d].error, sizeof(r.gpu[d].error), err.msg);
-		r.failures++;
-		strbuf_addf(&r.fails, "bench matmul: opencl:%zu (%s): %s%s\n", d, r.cl.dev[d].name,
-		            err.msg, log.len ? "; the build log follows" : "");
-		if (log.len) {
-			strbuf_addf(&r.logs, "--- build log of opencl:%zu ---\n", d);
-			strbuf_addbuf(&r.logs, &log);
-			if (log.buf[log.len - 1] != '\n')
-				strbuf_addch(&r.logs, '\n');
-		}
-		strbuf_release(&log);
-	}
+	open_gpus(&r);
 	if (r.sweep) {
 		for (size_t n = SWEEP_FIRST; n <= SWEEP_LAST; n *= 2)
-			r.total += BENCH_NKERNELS + 2 * BENCH_CL_NKERNELS * (unsigned)r.cl.ndev;
+			r.total += BENCH_NKERNELS + gpu_rows(&r);
 		for (size_t n = SWEEP_FIRST; n <= SWEEP_LAST; n *= 2)
 			if (!bench_size(&r, n))
 				break;
 	} else {
-		r.total = BENCH_NKERNELS + 2 * BENCH_CL_NKERNELS * (unsigned)r.cl.ndev;
+		r.total = BENCH_NKERNELS + gpu_rows(&r);
 		bench_size(&r, size ? size : DEFAULT_SIZE);
 	}
 	progress_end(&r);
@@ -867,8 +1252,6 @@ cmd_bench_matmul(int argc, char **argv, struct gs_config *cfg)
 			cmd_error("%s", line);
 		}
 	}
-	if (r.logs.len)
-		fputs(r.logs.buf, stderr);
 	if (rc == EXIT_OK && r.errors)
 		rc = EXIT_PROBLEMS;
 	else if (rc == EXIT_OK && r.failures)
@@ -876,14 +1259,14 @@ cmd_bench_matmul(int argc, char **argv, struct gs_config *cfg)
 	if (stopped)
 		rc = 128 + stopped;
 	bench_blas_close(&r.blas);
-	for (size_t d = 0; d < r.cl.ndev; d++)
-		bench_cl_ctx_free(r.gpu[d].ctx);
+	for (size_t d = 0; d < r.devs.ndev; d++)
+		if (r.gpu[d].gemm)
+			bench_gemm_close(r.gpu[d].gemm);
+	bench_devs_close(&r.devs);
 	free(r.gpu);
-	bench_cl_close(&r.cl);
 	free(r.rows);
 	strbuf_release(&r.errs);
 	strbuf_release(&r.fails);
-	strbuf_release(&r.logs);
 	strbuf_release(&out);
 	return rc;
 }

@@ -23,6 +23,7 @@
 #include "bench/cuda.h"
 #include "bench/dev.h"
 #include "bench/opencl.h"
+#include "bench/p2p.h"
 #include "bench/sample.h"
 #include "core/benchstore.h"
 #include "bench/suite.h"
@@ -48,7 +49,9 @@ usage(FILE *f)
 	      "       gpuscope bench matmul [--size N | --sweep] ... (see 'gpuscope bench matmul --help')\n"
 	      "Measure each GPU (CUDA through libcuda.so.1, every other through OpenCL's\n"
 	      "libOpenCL.so.1): vector FMA peaks (fma.fp64 fma.fp32 fma.fp16 fma.bf16 fma.int32\n"
-	      "dp4a.int8), tensor cores (mma.fp16 mma.bf16 mma.tf32 mma.int8 mma.fp8), memory\n"
+	      "dp4a.int8), tensor cores (mma.fp16 mma.bf16 mma.tf32 mma.int8 mma.fp8), cuBLASLt's\n"
+	      "GEMM at its best algorithm (gemm.fp32 gemm.tf32 gemm.fp16 gemm.bf16 gemm.fp8\n"
+	      "gemm.fp64), GPU to GPU copies with the link between them (p2p), memory\n"
 	      "bandwidth (stream.copy stream.mul stream.add stream.triad stream.dot), host <-> device\n"
 	      "copies (h2d.pinned d2h.pinned bidir.pinned h2d.pageable d2h.pageable h2d.sm d2h.sm)\n"
 	      "and launch.latency; each against the spec sheet, the peak at the clocks seen during\n"
@@ -106,6 +109,10 @@ struct suite_run {
 	struct devrun *current;
 	size_t cur_index, nsel;
 	double started;
+	struct bench_p2p_result *p2p; /* GPU to GPU, when two or more are selected */
+	size_t np2p;
+	char p2p_error[256];
+	bool p2p_asked; /* the tests named include p2p (or none were named) */
 };
 
 static void
@@ -211,19 +218,42 @@ measure(struct suite_run *r, struct devrun *d)
 {
 	struct bench_suite_opts o = {
 		.quick = r->quick,
-		.tests = r->npattern ? r->pattern : NULL,
-		.ntests = r->npattern,
 		.stop = stop_requested,
 		.progress = on_progress,
 		.progress_arg = r,
 	};
 	struct err err = ERR_INIT;
+	const char *tests[MAX_PATTERNS];
+	size_t nt = 0;
 
+	/* p2p is measured across devices, after them (measure_p2p) */
+	for (size_t i = 0; i < r->npattern; i++)
+		if (strcmp(r->pattern[i], "p2p"))
+			tests[nt++] = r->pattern[i];
+	o.tests = nt ? tests : NULL;
+	o.ntests = nt;
 	r->current = d;
 	d->ran = true;
-	d->rc = bench_suite_run(d->dev, &o, d->res, &d->nres, &err);
-	if (d->rc < 0)
-		str_copy(d->error, sizeof(d->error), err.msg);
+	if (r->npattern && !nt)
+		d->rc = 0;
+	else
+		d->rc = bench_suite_run(d->dev, &o, d->res, &d->nres, &err);
+	if (d->rc < 0) {
+		struct strbuf sb = STRBUF_INIT;
+		struct gpu_device g;
+
+		strbuf_addstr(&sb, err.msg);
+		/* a GPU lost mid-run: the Xids NVML reported for it tell why */
+		if (d->nvml >= 0 && bench_sampler_latest(r->sampler, d->nvml, &g) && g.nr_xid) {
+			strbuf_addstr(&sb, "; NVML reported Xid");
+			for (unsigned x = 0; x < g.nr_xid && x < GPU_MAX_XID; x++)
+				strbuf_addf(&sb, "%s %u (%llu times)", x ? "," : "", g.xid[x].xid,
+				            (unsigned long long)g.xid[x].count);
+			strbuf_addstr(&sb, ": 'gpuscope doctor' explains it");
+		}
+		str_copy(d->error, sizeof(d->error), sb.buf);
+		strbuf_release(&sb);
+	}
 	r->current = NULL;
 	d->spec = gpu_spec_find(d->dev->info.name, NULL, 0, &(size_t){ 0 });
 	for (size_t i = 0; i < d->nres; i++) {
@@ -321,6 +351,10 @@ text_device(const struct suite_run *r, const struct devrun *d, struct strbuf *ou
 	if (d->nvml < 0)
 		strbuf_addf(out, "  clocks, power and temperature: not sampled (%s)\n",
 		            r->sampler ? "NVML and DRM do not see this device" : r->sampler_error);
+	if (!d->nres) {
+		strbuf_addch(out, '\n');
+		return;
+	}
 	strbuf_addf(out, "  %-15s %12s %10s %-8s %9s %6s %10s %6s  %s\n", "test", "best", "median",
 	            "unit", "spec", "%spec", "clock pk", "%clk", "note");
 	for (size_t i = 0; i < d->nres; i++) {
@@ -395,6 +429,29 @@ text_out(const struct suite_run *r, struct strbuf *out)
 		if (r->devs.opencl_reason[0])
 			strbuf_addf(out, "  OpenCL: %s\n", r->devs.opencl_reason);
 	}
+	if (r->np2p) {
+		strbuf_addstr(out, "GPU to GPU (copy engine, bytes counted once):\n");
+		for (size_t i = 0; i < r->np2p; i++) {
+			const struct bench_p2p_result *p = &r->p2p[i];
+			const char *arrow = p->bidir ? "<>" : !strcmp(p->name, "p2p") ? "--" : "->";
+
+			if (p->status != BENCH_MEASURED)
+				strbuf_addf(out, "  %-8s %s %-8s %-10s %s: %s\n", p->src_id, arrow,
+				            p->dst_id, p->link, bench_status_name(p->status),
+				            p->why);
+			else if (p->bidir)
+				strbuf_addf(out, "  %-8s %s %-8s %-10s %8.1f GB/s (%.1f + %.1f)\n",
+				            p->src_id, arrow, p->dst_id, p->link, p->median, p->fwd,
+				            p->rev);
+			else
+				strbuf_addf(out, "  %-8s %s %-8s %-10s %8.1f GB/s (best %.1f)\n",
+				            p->src_id, arrow, p->dst_id, p->link, p->median,
+				            p->best);
+		}
+		strbuf_addch(out, '\n');
+	}
+	if (r->p2p_error[0])
+		strbuf_addf(out, "GPU to GPU: %s\n\n", r->p2p_error);
 	if (shown)
 		strbuf_addstr(out,
 		              "spec: the spec sheet's dense figure (copies: the PCIe link's rate "
@@ -531,6 +588,37 @@ json_out(const struct suite_run *r, struct strbuf *out, int stopped)
 		if (r->d[i].selected)
 			json_device(r, &r->d[i], &jw);
 	fit_jw_close(&jw, ']');
+	fit_jw_str(&jw, "p2p_error", r->p2p_error[0] ? r->p2p_error : NULL);
+	fit_jw_open(&jw, "p2p", '[');
+	for (size_t i = 0; i < r->np2p; i++) {
+		const struct bench_p2p_result *p = &r->p2p[i];
+		const struct bench_dev_info *a = &r->devs.dev[p->src]->info;
+		const struct bench_dev_info *b = &r->devs.dev[p->dst]->info;
+
+		fit_jw_open(&jw, NULL, '{');
+		fit_jw_str(&jw, "test", p->name);
+		fit_jw_str(&jw, "src", p->src_id);
+		fit_jw_str(&jw, "dst", p->dst_id);
+		fit_jw_str(&jw, "src_uuid", a->uuid[0] ? a->uuid : NULL);
+		fit_jw_str(&jw, "dst_uuid", b->uuid[0] ? b->uuid : NULL);
+		fit_jw_str(&jw, "link", p->link);
+		fit_jw_str(&jw, "link_from", p->link_from[0] ? p->link_from : NULL);
+		fit_jw_num(&jw, "rank", p->rank >= 0 ? p->rank : NAN, 0);
+		fit_jw_str(&jw, "status", bench_status_name(p->status));
+		fit_jw_str(&jw, "why", p->status != BENCH_MEASURED ? p->why : NULL);
+		fit_jw_str(&jw, "unit", "GB/s");
+		fit_jw_str(&jw, "counting", "bytes once");
+		fit_jw_num(&jw, "best", p->status == BENCH_MEASURED ? p->best : NAN, 3);
+		fit_jw_num(&jw, "median", p->status == BENCH_MEASURED ? p->median : NAN, 3);
+		fit_jw_num(&jw, "fwd", p->bidir && p->status == BENCH_MEASURED ? p->fwd : NAN, 3);
+		fit_jw_num(&jw, "rev", p->bidir && p->status == BENCH_MEASURED ? p->rev : NAN, 3);
+		fit_jw_num(&jw, "samples", p->samples, 0);
+		fit_jw_num(&jw, "bytes", (double)p->bytes, 0);
+		fit_jw_num(&jw, "seconds", p->seconds, 3);
+		fit_jw_str(&jw, "note", p->note[0] ? p->note : NULL);
+		fit_jw_close(&jw, '}');
+	}
+	fit_jw_close(&jw, ']');
 	fit_jw_end(&jw);
 }
 
@@ -655,6 +743,38 @@ plot_out(const struct suite_run *r)
 	return rc;
 }
 
+/* GPU to GPU copies between the selected devices that were measured and not lost */
+static void
+measure_p2p(struct suite_run *r)
+{
+	bool *sel = xcalloc(r->devs.ndev + 1, sizeof(*sel));
+	bool *lost = xcalloc(r->devs.ndev + 1, sizeof(*lost));
+	struct bench_p2p_opts o = {
+		.quick = r->quick,
+		.stop = stop_requested,
+		.progress = on_progress,
+		.progress_arg = r,
+		.lost = lost,
+	};
+	struct err err = ERR_INIT;
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->devs.ndev; i++) {
+		sel[i] = r->d[i].selected && r->d[i].ran && r->d[i].rc >= 0;
+		n += sel[i];
+	}
+	if (n >= 2 && bench_p2p_run(&r->devs, sel, &o, &r->p2p, &r->np2p, &err) < 0)
+		str_copy(r->p2p_error, sizeof(r->p2p_error), err.msg);
+	for (size_t i = 0; i < r->devs.ndev; i++)
+		if (lost[i] && r->d[i].rc >= 0) {
+			r->d[i].rc = E_LOST;
+			str_copy(r->d[i].error, sizeof(r->d[i].error),
+			         "lost during the GPU to GPU copies (see p2p)");
+		}
+	free(sel);
+	free(lost);
+}
+
 static void
 save(struct suite_run *r, struct devrun *d)
 {
@@ -773,7 +893,7 @@ parse(struct suite_run *r, int argc, char **argv)
 	for (; optind < argc; optind++) {
 		const char *t = argv[optind];
 
-		if (!bench_suite_pattern_valid(t)) {
+		if (strcmp(t, "p2p") && !bench_suite_pattern_valid(t)) {
 			struct strbuf sb = STRBUF_INIT;
 
 			for (size_t i = 0; i < BENCH_SUITE_MAX && bench_suite_test_name(i); i++)
@@ -791,6 +911,10 @@ parse(struct suite_run *r, int argc, char **argv)
 		}
 		r->pattern[r->npattern++] = t;
 	}
+	r->p2p_asked = r->npattern == 0;
+	for (size_t i = 0; i < r->npattern; i++)
+		if (!strncmp(r->pattern[i], "p2p", 3))
+			r->p2p_asked = true;
 	return EXIT_OK;
 }
 
@@ -893,9 +1017,15 @@ cmd_bench(int argc, char **argv, struct gs_config *cfg)
 		if (r.save)
 			save(&r, d);
 	}
+	if (!cmd_stopped() && r.p2p_asked)
+		measure_p2p(&r);
 	if (r.progress)
 		fputs("\r\033[K", stderr);
 	stopped = cmd_stopped();
+	for (size_t i = 0; i < r.np2p; i++) {
+		any_wrong |= r.p2p[i].status == BENCH_WRONG;
+		any_failed |= r.p2p[i].status == BENCH_FAILED;
+	}
 	for (size_t i = 0; i < r.devs.ndev; i++) {
 		const struct devrun *d = &r.d[i];
 
@@ -938,6 +1068,7 @@ cmd_bench(int argc, char **argv, struct gs_config *cfg)
 		rc = 128 + stopped;
 	bench_sampler_stop(r.sampler);
 done:
+	free(r.p2p);
 	strbuf_release(&out);
 	bench_devs_close(&r.devs);
 	free(r.d);

@@ -167,7 +167,31 @@ nvml_env expect 0 "--force: copies" "$bin" bench --quick --no-save --json --forc
 pyck "with NVML the copies are held against the link as trained (Gen5 x16 here)" \
 	"abs($R['h2d.pinned']['link']-63.0)<0.5 and $R['h2d.pinned']['percent_of_link']>0"
 
-# 7. PoCL for real
+# 7. GPU to GPU: an NVLink pair, a PCIe pair, a pair without peer access
+sed -e 's/^realtime = .*/realtime = 0/' tests/fakecuda/scenarios/p2p.scn >"$tmp/p2p.scn"
+GPUSCOPE_FAKECUDA_SCENARIO="$tmp/p2p.scn" expect 0 "p2p on three fake GPUs" "$bin" bench --quick --no-save --json p2p
+P="{(p['test'], p['src'], p['dst']): p for p in d['p2p']}"
+pyck "p2p: each direction and both ways of the two peer pairs, one line for the third" "len(d['p2p'])==7"
+pyck "p2p: the NVLink pair at the scenario's 200 GB/s each way and 400 both ways" \
+	"abs($P[('p2p.ce','cuda:0','cuda:1')]['median']/200-1)<0.01 and abs($P[('p2p.ce.bidir','cuda:0','cuda:1')]['median']/400-1)<0.01 and $P[('p2p.ce','cuda:0','cuda:1')]['link']=='NVLink'"
+pyck "p2p: the PCIe pair at 25 GB/s" "abs($P[('p2p.ce','cuda:2','cuda:0')]['median']/25-1)<0.01 and $P[('p2p.ce','cuda:2','cuda:0')]['link']=='PCIe'"
+pyck "p2p: a pair without peer access says so and is not measured" \
+	"$P[('p2p','cuda:1','cuda:2')]['status']=='unsupported' and 'no peer access' in $P[('p2p','cuda:1','cuda:2')]['why']"
+cp "$tmp/out" "$tmp/p2p.json"
+"$PY" - "$tmp/p2p.json" >"$tmp/keys" <<'PYEOF'
+import json, sys
+keys = set()
+for p in json.load(open(sys.argv[1]))["p2p"]:
+    keys.update(p)
+doc = open("docs/bench.md").read()
+for k in sorted(k for k in keys if "`%s`" % k not in doc):
+    print(k)
+PYEOF
+if [ ! -s "$tmp/keys" ]; then ok "every key of p2p is in docs/bench.md"; else not_ok "p2p keys missing from docs/bench.md" "$tmp/keys"; fi
+GPUSCOPE_FAKECUDA_SCENARIO="$tmp/p2p.scn" expect 0 "p2p: the table" "$bin" bench --quick --no-save p2p
+if grep -q 'cuda:0   <> cuda:1   NVLink  *400.0 GB/s' "$tmp/out"; then ok "p2p: the table's both-ways line"; else not_ok "p2p: the table" "$tmp/out"; fi
+
+# 8. PoCL for real
 unset GPUSCOPE_OPENCL
 GPUSCOPE_CUDA=/nonexistent expect 0 "PoCL: --opencl-cpu measures for real" \
 	"$bin" bench --quick --no-save --json --opencl-cpu stream.triad fma.fp32 launch
@@ -176,7 +200,7 @@ pyck "PoCL: triad, fma.fp32 and latency measured and checked" \
 "$PY" -c "import json; d=json.load(open('$tmp/out')); [print('# PoCL %s: %.4g %s' % (r['test'], r['best'], r['unit'])) for r in d['devices'][0]['results']]" 2>/dev/null
 export GPUSCOPE_OPENCL=/nonexistent
 
-# 8. SIGINT
+# 9. SIGINT
 sed -e 's/^realtime = .*/realtime = 1/' "$tmp/h100.scn" >"$tmp/slow.scn"
 GPUSCOPE_FAKECUDA_SCENARIO="$tmp/slow.scn" "$bin" bench --no-save --json >"$tmp/out" 2>"$tmp/err" &
 pid=$!

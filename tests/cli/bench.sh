@@ -9,8 +9,13 @@
 # PoCL (--opencl-cpu): naive and tiled, kernel only and end to end, checked
 # against the CPU, at 128 and at 100 (no multiple of the tile); a read-back
 # made wrong (GPUSCOPE_BENCH_CORRUPT) is caught; no loader (GPUSCOPE_OPENCL
-# at nothing) is a GPU line with the reason and exit 0. Prints TAP, with the
-# figures measured here as comments.
+# at nothing) is a GPU line with the reason and exit 0. CUDA on the fake
+# libcuda.so.1 (an H100 at realtime 0): naive and tiled, kernel only at the
+# scenario's rate on the device's clock and end to end, checked ok, against
+# the spec sheet's and the clock-derived peak; cublas unavailable with the
+# library's reason, or measured on the fake cuBLASLt; a corrupted tiled
+# read-back caught; a failed launch a failed row, exit 3, the CPU rows
+# still there. Prints TAP, with the figures measured here as comments.
 set -u
 O=${O:-build}
 cd "$(dirname "$0")/../.." || exit 2
@@ -22,6 +27,8 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 n=0 fail=0
+# no NVIDIA driver's libcuda.so.1 in the cases below unless a case names one
+export GPUSCOPE_CUDA=/nonexistent/libcuda.so.1
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 # shellcheck source=tests/skip.inc
 . ./tests/skip.inc
@@ -69,6 +76,7 @@ rows = {r["kernel"]: r for r in d["results"] if r["device"] == "cpu"}
 assert sorted(rows) == ["blas", "blocked", "naive"], sorted(rows)
 assert all(r["size"] == 256 for r in d["results"])
 assert all(r["device"] == "cpu" or r["device"].startswith("opencl:") for r in d["results"])
+assert all(r["clock"] == "host" for r in d["results"] if r["device"] == "cpu" and r["status"] == "measured")
 for k in ("naive", "blocked"):
     r = rows[k]
     assert r["status"] == "measured", (k, r["status"])
@@ -93,9 +101,11 @@ else:
 assert d["errors"] == 0 and d["stopped"] is False
 g = d["gpu"]
 assert g["opencl_cpu"] is False
-assert all(x["type"] != "cpu" for x in g["devices"]), g["devices"]
+assert all(not x["cpu_device"] for x in g["devices"]), g["devices"]
+assert "/nonexistent/libcuda.so.1" in g["cuda_reason"], g
 if not g["devices"]:
-    assert g["measured"] is False and g["reason"].startswith("no OpenCL"), g
+    assert g["measured"] is False and "OpenCL: no OpenCL" in g["reason"], g
+    assert g["reason"].startswith("CUDA: ") and g["opencl_reason"] in g["reason"], g
 print("gpu: %s" % (g["reason"] or ", ".join(x["name"] for x in g["devices"])))
 c = d["cpu"]
 assert c["cpus"] >= 1 and c["fp32_lanes"] >= 1 and c["peak_derivation"]
@@ -129,25 +139,30 @@ have_pocl=0
 expect 0 "bench matmul --size 128 --opencl-cpu --json" "$bin" bench matmul --size 128 --opencl-cpu --json
 cp "$tmp/out" "$tmp/ocl.json"
 if command -v python3 >/dev/null 2>&1 &&
-	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if any(x["type"] == "cpu" for x in d["gpu"]["devices"]) else 1)' "$tmp/ocl.json" 2>/dev/null; then
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if any(x["cpu_device"] for x in d["gpu"]["devices"]) else 1)' "$tmp/ocl.json" 2>/dev/null; then
 	have_pocl=1
 	if python3 - "$tmp/ocl.json" >"$tmp/py" 2>&1 <<'EOF'; then
 import json, sys
 d = json.load(open(sys.argv[1]))
 g = d["gpu"]
 assert g["measured"] is True and g["reason"] is None and g["opencl_cpu"] is True, g
-assert g["opencl_library"].startswith("/"), g
-cpu = [x for x in g["devices"] if x["type"] == "cpu"][0]
-assert cpu["compute_units"] >= 1 and cpu["platform"] and cpu["name"] and cpu["driver_version"], cpu
-assert cpu["peak_gflops"] is None and "lanes" in cpu["peak_reason"], cpu
-assert cpu["tile"] in (8, 16) and cpu["error"] is None, cpu
+assert g["opencl_reason"] is None and g["cuda_reason"], g
+cpu = [x for x in g["devices"] if x["cpu_device"]][0]
+assert cpu["api"] == "opencl" and cpu["id"].startswith("opencl:"), cpu
+assert cpu["units"] >= 1 and cpu["name"] and cpu["driver"], cpu
+assert cpu["peak_gflops"] is None and "CPU device" in cpu["peak_derivation"], cpu
+assert cpu["spec_gflops"] is None and cpu["spec_row"] is None and "CPU device" in cpu["spec_derivation"], cpu
+assert cpu["tile"] == 16 and 1 <= cpu["naive_block"] <= 16 and cpu["error"] is None, cpu
+assert cpu["cublaslt"] is None and cpu["cublaslt_reason"] is None, cpu
 rows = [r for r in d["results"] if r["device"] == cpu["id"]]
 got = sorted((r["kernel"], r["scope"]) for r in rows)
 assert got == [("naive", "end_to_end"), ("naive", "kernel"), ("tiled", "end_to_end"), ("tiled", "kernel")], got
 for r in rows:
     assert r["status"] == "measured" and r["size"] == 128, r
     assert r["best_gflops"] > 0 and r["median_gflops"] > 0 and r["runs"] >= 3, r
-    assert r["percent_of_peak"] is None and r["threads"] is None, r
+    assert r["percent_of_peak"] is None and r["percent_of_spec"] is None and r["threads"] is None, r
+    assert r["clock"] == ("device" if r["scope"] == "kernel" else "host"), r
+    assert (r["host_best_seconds"] is not None) == (r["scope"] == "kernel"), r
     c = r["check"]
     # naive and tiled each equal the CPU's naive result, element by element: so each other
     assert c["ok"] and c["compared_with"] == "naive" and c["elements_compared"] == 128 * 128, c
@@ -156,8 +171,8 @@ for r in rows:
           % (r["device"], r["kernel"], r["scope"], r["best_gflops"], r["median_gflops"], r["runs"]))
 assert all(r["scope"] == "kernel" for r in d["results"] if r["device"] == "cpu")
 assert d["errors"] == 0 and d["failures"] == 0
-print("opencl: %s (%s, driver %s), %d compute units, %s MHz"
-      % (cpu["name"], cpu["platform"], cpu["driver_version"], cpu["compute_units"], cpu["max_clock_mhz"]))
+print("opencl: %s (driver %s), %d compute units, %s MHz"
+      % (cpu["name"], cpu["driver"], cpu["units"], cpu["clock_mhz"]))
 EOF
 		ok "PoCL: naive and tiled, kernel only and end to end, checked against the CPU"
 		sed 's/^/# /' "$tmp/py"
@@ -173,16 +188,16 @@ if [ "$have_pocl" = 1 ]; then
 	rows=$(grep -cE '^ +100  opencl:[0-9]+ (naive|tiled)( e2e)? +- .* ok \(= naive\)$' "$tmp/ocl100")
 	pass_if "N=100: the four OpenCL rows of each device agree with naive" "$tmp/ocl100" [ "$rows" -ge 4 ]
 	pass_if "N=100: the device is named, its peak is not made up" "$tmp/ocl100" \
-		grep -q '^      peak unknown: OpenCL tells .* compute units at .* MHz, but not how many FP32 lanes' "$tmp/ocl100"
+		grep -q '^      peak  none: a CPU device .*(% PEAK is -)$' "$tmp/ocl100"
 	expect 1 "a wrong OpenCL read-back (GPUSCOPE_BENCH_CORRUPT=tiled): exit 1" \
 		env GPUSCOPE_BENCH_CORRUPT=tiled "$bin" bench matmul --size 40 --opencl-cpu --json
 	pass_if "the error line names the kernel, the device, the size and the element" "$tmp/err" \
 		grep -q '^gpuscope: bench matmul: tiled on opencl:[0-9]* (kernel only) at N=40 is wrong: 1 of 1600 elements checked against naive .*worst C\[1\]\[2\]' "$tmp/err"
 	pass_if "and the naive rows are still right" "$tmp/err" sh -c "! grep -q 'naive on opencl' '$tmp/err'"
 	expect 0 "without --opencl-cpu" "$bin" bench matmul --size 16
-	if grep -q '^GPU   none: ' "$tmp/out"; then
+	if grep -q '^GPU   none on OpenCL: ' "$tmp/out"; then
 		pass_if "the CPU device is left out, and the GPU line says how to take it" "$tmp/out" \
-			grep -q '^GPU   none: no OpenCL GPU: .* CPU device.* (skipped: --opencl-cpu takes them)' "$tmp/out"
+			grep -q '^GPU   none on OpenCL: no OpenCL GPU: .* CPU device.* (skipped: --opencl-cpu takes them)' "$tmp/out"
 	else
 		ok "an OpenCL GPU is here: the CPU device is not the only one to leave out"
 	fi
@@ -190,13 +205,110 @@ fi
 # no loader: the GPU line says why, and the CPU rows are all there
 expect 0 "GPUSCOPE_OPENCL at no file: exit 0" env GPUSCOPE_OPENCL="$tmp/none/libOpenCL.so.1" "$bin" bench matmul --size 32 --opencl-cpu
 pass_if "the GPU line names the library and the package" "$tmp/out" \
-	grep -q "^GPU   none: no OpenCL: cannot load $tmp/none/libOpenCL.so.1 .*apt install ocl-icd-libopencl1" "$tmp/out"
+	grep -q "^GPU   none on OpenCL: no OpenCL: cannot load $tmp/none/libOpenCL.so.1 .*apt install ocl-icd-libopencl1" "$tmp/out"
 rows=$(grep -cE '^ +32  (naive|blocked|blas) ' "$tmp/out")
 pass_if "and the CPU rows are there" "$tmp/out" [ "$rows" -eq 3 ]
 
+# 2c. CUDA on the fake libcuda.so.1: an H100 whose matmul rate (20 TFLOP/s)
+# bench must find again on the device's clock (no launch overhead, no sleeping)
+fake=$O/fakecuda/libcuda.so.1
+if [ -f "$fake" ] && command -v python3 >/dev/null 2>&1; then
+	sed -e 's/^launch_us = .*/launch_us = 0/' -e 's/^realtime = .*/realtime = 0/' \
+		tests/fakecuda/scenarios/h100.scn >"$tmp/h100.scn"
+	expect 0 "bench matmul --size 128 --json on the fake H100" env GPUSCOPE_CUDA="$PWD/$fake" \
+		GPUSCOPE_FAKECUDA_SCENARIO="$tmp/h100.scn" GPUSCOPE_OPENCL=/nonexistent GPUSCOPE_CUBLASLT= \
+		"$bin" bench matmul --size 128 --json
+	cp "$tmp/out" "$tmp/cuda.json"
+	if python3 - "$tmp/cuda.json" >"$tmp/py" 2>&1 <<'EOF'; then
+import json, sys
+d = json.load(open(sys.argv[1]))
+g = d["gpu"]
+assert g["measured"] is True and g["cuda_reason"] is None and g["opencl_reason"], g
+dev = g["devices"][0]
+assert len(g["devices"]) == 1 and dev["id"] == "cuda:0" and dev["api"] == "cuda", dev
+assert dev["name"] == "NVIDIA H100 80GB HBM3" and dev["compute_capability"] == "9.0", dev
+assert dev["units"] == 132 and dev["clock_mhz"] == 1980 and dev["cpu_device"] is False, dev
+assert dev["spec_row"] and abs(dev["spec_gflops"] - 67000) < 1, dev
+# 132 SMs x 128 FP32 FMA lanes x 2 x 1980 MHz
+assert abs(dev["peak_gflops"] - 132 * 256 * 1980 / 1000) < 0.2 and "1980 MHz" in dev["peak_derivation"], dev
+assert dev["error"] is None and dev["cublaslt"] is None and dev["cublaslt_reason"], dev
+rows = {(r["kernel"], r["scope"]): r for r in d["results"] if r["device"] == "cuda:0"}
+assert sorted(rows) == sorted((k, s) for k in ("naive", "tiled", "cublas") for s in ("kernel", "end_to_end")), sorted(rows)
+for k in ("naive", "tiled"):
+    for s in ("kernel", "end_to_end"):
+        r = rows[(k, s)]
+        assert r["status"] == "measured" and r["size"] == 128 and r["runs"] >= 3, r
+        c = r["check"]
+        assert c["ok"] and c["compared_with"] == "naive" and c["elements_compared"] == 128 * 128, c
+        assert c["elements_wrong"] == 0 and c["sampled"] == 256, c
+        assert abs(r["percent_of_peak"] - 100 * r["best_gflops"] / dev["peak_gflops"]) < 0.01, r
+        assert abs(r["percent_of_spec"] - 100 * r["best_gflops"] / dev["spec_gflops"]) < 0.01, r
+    r = rows[(k, "kernel")]
+    # the device's clock: the scenario's 20 TFLOP/s, 2 N^3 counted
+    assert r["clock"] == "device" and abs(r["best_gflops"] - 20000) < 200, r
+    assert r["host_best_seconds"] > r["best_seconds"], r
+    assert rows[(k, "end_to_end")]["clock"] == "host", rows[(k, "end_to_end")]
+    print("N=128 cuda:0 %-5s kernel %8.1f GFLOP/s (device clock; %.3g s on the host), e2e %6.2f GFLOP/s"
+          % (k, r["best_gflops"], r["host_best_seconds"], rows[(k, "end_to_end")]["best_gflops"]))
+for s in ("kernel", "end_to_end"):
+    r = rows[("cublas", s)]
+    assert r["status"] == "unavailable" and r["reason"] == "unavailable: " + dev["cublaslt_reason"], r
+assert d["errors"] == 0 and d["failures"] == 0
+print("cublas: %s" % dev["cublaslt_reason"])
+EOF
+		ok "fake H100: naive and tiled, kernel only at the scenario's rate and end to end, checked, against both peaks"
+		sed 's/^/# /' "$tmp/py"
+	else
+		not_ok "the CUDA rows are not what they should be" "$tmp/py" "$tmp/cuda.json"
+	fi
+	lt=$(ls "$O"/fakecublaslt/libcublasLt.so.* 2>/dev/null | head -n 1)
+	if [ -n "$lt" ]; then
+		expect 0 "with the fake cuBLASLt" env GPUSCOPE_CUDA="$PWD/$fake" GPUSCOPE_FAKECUDA_SCENARIO="$tmp/h100.scn" \
+			GPUSCOPE_OPENCL=/nonexistent GPUSCOPE_CUBLASLT="$PWD/$lt" "$bin" bench matmul --size 100 --json
+		cp "$tmp/out" "$tmp/cublas.json"
+		pass_if "cublas: kernel only and end to end, measured and equal to naive" "$tmp/cublas.json" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+dev = d["gpu"]["devices"][0]
+assert dev["cublaslt"] and dev["cublaslt_library"] and dev["cublaslt_reason"] is None, dev
+rows = [r for r in d["results"] if r["device"] == "cuda:0" and r["kernel"] == "cublas"]
+assert sorted(r["scope"] for r in rows) == ["end_to_end", "kernel"], rows
+for r in rows:
+    c = r["check"]
+    assert r["status"] == "measured" and c["ok"] and c["compared_with"] == "naive", r
+    assert c["elements_compared"] == 100 * 100 and c["elements_wrong"] == 0, r
+' "$tmp/cublas.json"
+	else
+		skip_missing "no fake cuBLASLt built ($O/fakecublaslt/libcublasLt.so.*)"
+	fi
+	expect 1 "a wrong CUDA read-back (GPUSCOPE_BENCH_CORRUPT=tiled): exit 1" env GPUSCOPE_CUDA="$PWD/$fake" \
+		GPUSCOPE_FAKECUDA_SCENARIO="$tmp/h100.scn" GPUSCOPE_OPENCL=/nonexistent GPUSCOPE_BENCH_CORRUPT=tiled \
+		"$bin" bench matmul --size 40 --json
+	pass_if "the error line names tiled on cuda:0, the size and the element" "$tmp/err" \
+		grep -q '^gpuscope: bench matmul: tiled on cuda:0 (kernel only) at N=40 is wrong: 1 of 1600 elements checked against naive .*worst C\[1\]\[2\]' "$tmp/err"
+	pass_if "and naive on cuda:0 is still right" "$tmp/err" sh -c "! grep -q 'naive on cuda' '$tmp/err'"
+	pass_if "the document counts both tiled rows" "$tmp/out" grep -q '"errors": 2' "$tmp/out"
+	# the fake's launch fault, on the tiled kernel's first launch: the context is lost
+	sed -e 's/^realtime = .*/realtime = 0/' -e 's/^fault = .*/fault = launch_failed gs_matmul_tiled 1/' \
+		tests/fakecuda/scenarios/fault-launch.scn >"$tmp/launch.scn"
+	expect 3 "a failed launch: exit 3" env GPUSCOPE_CUDA="$PWD/$fake" GPUSCOPE_FAKECUDA_SCENARIO="$tmp/launch.scn" \
+		GPUSCOPE_OPENCL=/nonexistent "$bin" bench matmul --size 64
+	pass_if "the failed row has the error" "$tmp/out" \
+		grep -qE '^ +64  cuda:0 tiled +- +cu[A-Za-z]+: CUDA_ERROR_LAUNCH_FAILED \(719\)' "$tmp/out"
+	pass_if "naive ran before it, checked" "$tmp/out" grep -qE '^ +64  cuda:0 naive +- .* ok \(= naive\)$' "$tmp/out"
+	pass_if "the rows after it say the device was lost" "$tmp/out" \
+		grep -qE '^ +64  cuda:0 naive e2e +- +not run: cuda:0 was lost' "$tmp/out"
+	rows=$(grep -cE '^ +64  (naive|blocked|blas) .* ok' "$tmp/out")
+	pass_if "the CPU rows are all there" "$tmp/out" [ "$rows" -eq 3 ]
+	pass_if "one error line names the call" "$tmp/err" \
+		grep -q '^gpuscope: bench matmul: tiled on cuda:0 (kernel only) at N=64: .*CUDA_ERROR_LAUNCH_FAILED' "$tmp/err"
+else
+	skip_missing "no fake libcuda.so.1 ($fake) or no python3"
+fi
+
 # every key printed is documented
 missing=""
-for k in $(cat "$tmp/bench.json" "$tmp/ocl.json" | grep -oE '^ *"[a-z_0-9]+":' | tr -d ' ":' | sort -u); do
+for k in $(cat "$tmp/bench.json" "$tmp/ocl.json" "$tmp/cuda.json" "$tmp/cublas.json" 2>/dev/null | grep -oE '^ *"[a-z_0-9]+":' | tr -d ' ":' | sort -u); do
 	grep -q "\`$k\`" docs/bench.md || missing="$missing $k"
 done
 if [ -z "$missing" ]; then ok "every key of gpuscope.bench/1 is in docs/bench.md"; else not_ok "keys missing from docs/bench.md:$missing"; fi
@@ -212,7 +324,9 @@ pass_if "a row per kernel" "$tmp/table" [ "$rows" -eq 3 ]
 pass_if "blocked ran on 2 threads and agrees with naive" "$tmp/table" \
 	grep -qE '^ +200  blocked +2 .* ok \(= naive\)$' "$tmp/table"
 pass_if "a GPU line: the OpenCL devices, or why there are none" "$tmp/table" \
-	grep -qE '^GPU   (none: no OpenCL|opencl:0 )' "$tmp/table"
+	grep -qE '^GPU   (none on OpenCL: no OpenCL|opencl:0 )' "$tmp/table"
+pass_if "and why there is no CUDA device" "$tmp/table" \
+	grep -q '^GPU   none on CUDA: .*/nonexistent/libcuda.so.1' "$tmp/table"
 pass_if "the peak's derivation is shown" "$tmp/table" \
 	grep -q '^      peak .* x .* MHz .* FP32 lane.* = .* GFLOP/s' "$tmp/table"
 pass_if "nothing on stderr when it is not a terminal" "$tmp/table.err" [ ! -s "$tmp/table.err" ]
