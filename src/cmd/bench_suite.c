@@ -243,12 +243,22 @@ measure(struct suite_run *r, struct devrun *d)
 		struct gpu_device g;
 
 		strbuf_addstr(&sb, err.msg);
-		/* a GPU lost mid-run: the Xids NVML reported for it tell why */
+		/*
+		 * a GPU lost mid-run: the Xids NVML reports for it tell why. The
+		 * driver's event comes around the failure, not before it: wait for
+		 * it a little (3 s at most)
+		 */
+		for (int w = 0; w < 30 && d->nvml >= 0; w++) {
+			if (bench_sampler_latest(r->sampler, d->nvml, &g) && g.nr_xid)
+				break;
+			usleep(100000);
+		}
 		if (d->nvml >= 0 && bench_sampler_latest(r->sampler, d->nvml, &g) && g.nr_xid) {
 			strbuf_addstr(&sb, "; NVML reported Xid");
 			for (unsigned x = 0; x < g.nr_xid && x < GPU_MAX_XID; x++)
-				strbuf_addf(&sb, "%s %u (%llu times)", x ? "," : "", g.xid[x].xid,
-				            (unsigned long long)g.xid[x].count);
+				strbuf_addf(&sb, "%s %u (%llu time%s)", x ? "," : "", g.xid[x].xid,
+				            (unsigned long long)g.xid[x].count,
+				            g.xid[x].count == 1 ? "" : "s");
 			strbuf_addstr(&sb, ": 'gpuscope doctor' explains it");
 		}
 		str_copy(d->error, sizeof(d->error), sb.buf);

@@ -167,6 +167,20 @@ nvml_env expect 0 "--force: copies" "$bin" bench --quick --no-save --json --forc
 pyck "with NVML the copies are held against the link as trained (Gen5 x16 here)" \
 	"abs($R['h2d.pinned']['link']-63.0)<0.5 and $R['h2d.pinned']['percent_of_link']>0"
 
+# a GPU lost mid-run with the Xid NVML saw (tests/scenarios/xid.scn: Xid 79 on
+# its second GPU at t = 5 s; the run starts at t = 4)
+sed -e 's/^uuid = .*/uuid = GPU-0b1c2d3e-4f50-6172-8394-a5b6c7d8e901/' -e 's/^realtime = .*/realtime = 0/' \
+	tests/fakecuda/scenarios/fault-launch.scn >"$tmp/xid.scn"
+GPUSCOPE_NVML="$PWD/$O/fakenvml/current/libnvidia-ml.so.1" FAKE_NVML_SCENARIO=tests/scenarios/xid.scn \
+	FAKE_NVML_EPOCH=$(($(date +%s) - 4)) GPUSCOPE_PROC_ROOT=tests/fixtures/proc \
+	GPUSCOPE_SYSFS_ROOT=tests/fixtures/sys-empty GPUSCOPE_FAKECUDA_SCENARIO="$tmp/xid.scn" \
+	expect 1 "a GPU lost mid-run" "$bin" bench --quick --no-save --force stream
+if grep -q 'stopped: device lost: .*CUDA_ERROR_LAUNCH_FAILED.*NVML reported Xid 79' "$tmp/out"; then
+	ok "the lost GPU is reported with the Xid NVML saw"
+else
+	not_ok "no Xid with the lost GPU" "$tmp/out"
+fi
+
 # 7. GPU to GPU: an NVLink pair, a PCIe pair, a pair without peer access
 sed -e 's/^realtime = .*/realtime = 0/' tests/fakecuda/scenarios/p2p.scn >"$tmp/p2p.scn"
 GPUSCOPE_FAKECUDA_SCENARIO="$tmp/p2p.scn" expect 0 "p2p on three fake GPUs" "$bin" bench --quick --no-save --json p2p
