@@ -642,7 +642,7 @@ run_mma(struct run *r, const struct test *t, struct bench_result *res, struct er
 	size_t bytes;
 	struct launch l = { .stream = 0, .k = t->kern, .block = { BLOCK, 1 }, .nargs = 3 };
 	double flops_mma = 2.0 * 16 * 8 * t->var, probe_s;
-	float seed = t->kern == BK_MMA_I8 ? 1.0f : 0.5f;
+	float seed = t->kern == BK_MMA_I8 ? 1.0f : 0.5f, want;
 	int rc;
 
 	if (n * sizeof(float) > (r->budget - r->used) / 4)
@@ -666,11 +666,20 @@ run_mma(struct run *r, const struct test *t, struct bench_result *res, struct er
 	                        (double)(n / 32) * MMA_ITERS * BENCH_MMA_CHAINS * flops_mma, res,
 	                        err)))
 		goto out;
-	if ((rc = check_out(r, out, n, false, 0, false, res, err)))
+	/*
+	 * The analytic answer: every element of A and B is seed (exact in each
+	 * input type: 0.5, and 1 for int8), the accumulators start at 0, so each
+	 * mma adds K seed^2 to every element, and a lane's sum of its 4 elements
+	 * of each of the 8 accumulators is 32 x iterations x K x seed^2: an
+	 * integer far below 2^24, exact in FP32 in any order of summation.
+	 */
+	want = (float)(32.0 * MMA_ITERS * t->var * (double)seed * seed);
+	if ((rc = check_out(r, out, n, true, want, false, res, err)))
 		goto out;
 	snprintf(res->note, sizeof(res->note),
-	         "mma.sync m16n8k%d, %llu warps x %d x %d accumulators; checked finite", t->var,
-	         n / 32, MMA_ITERS, BENCH_MMA_CHAINS);
+	         "mma.sync m16n8k%d, %llu warps x %d x %d accumulators; checked exact against "
+	         "the analytic sum",
+	         t->var, n / 32, MMA_ITERS, BENCH_MMA_CHAINS);
 out:
 	dfree(r, &out, bytes);
 	return rc;

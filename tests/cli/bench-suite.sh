@@ -133,6 +133,11 @@ GPUSCOPE_FAKECUDA_SCENARIO="$tmp/corrupt.scn" expect 1 "a corrupted triad elemen
 pyck "the stream tests wrong, with the element; fma.fp32 measured" \
 	"all($R[t]['status']=='wrong' for t in ['stream.copy','stream.triad','stream.dot']) and 'b[1000]' in $R['stream.triad']['why'] and $R['fma.fp32']['status']=='measured'"
 if grep -q 'stream.triad wrong' "$tmp/err"; then ok "an error line names the wrong test"; else not_ok "no error line for the wrong test" "$tmp/err"; fi
+sed -e 's/^fault = .*/fault = corrupt gs_mma_bf16 0 30/' "$tmp/corrupt.scn" >"$tmp/mma.scn"
+GPUSCOPE_FAKECUDA_SCENARIO="$tmp/mma.scn" expect 1 "a corrupted mma result is a wrong result" \
+	"$bin" bench --quick --no-save --json mma.bf16 mma.fp16
+pyck "mma.bf16 wrong against the analytic sum, mma.fp16 measured" \
+	"$R['mma.bf16']['status']=='wrong' and 'want 131072' in $R['mma.bf16']['why'] and $R['mma.fp16']['status']=='measured'"
 sed -e 's/^realtime = .*/realtime = 0/' tests/fakecuda/scenarios/fault-launch.scn >"$tmp/launch.scn"
 GPUSCOPE_FAKECUDA_SCENARIO="$tmp/launch.scn" expect 1 "a failed launch: the device is lost" \
 	"$bin" bench --quick --no-save --json stream launch
