@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/cublaslt.h"
+#include "bench/cuda.h"
 #include "bench/dev.h"
 #include "core/clock.h"
 #include "core/err.h"
@@ -46,10 +48,63 @@ burn_opts_init(struct burn_opts *o)
 	o->seed = DEFAULT_SEED;
 }
 
+static const char *const precision_names[] = { "fp32", "fp64", "tf32", "fp16", "bf16", "tensor" };
+
 const char *
 burn_precision_name(enum burn_precision p)
 {
-	return p == BURN_FP64 ? "fp64" : "fp32";
+	return (unsigned)p < sizeof(precision_names) / sizeof(precision_names[0])
+	               ? precision_names[p]
+	               : "?";
+}
+
+int
+burn_precision_parse(const char *s, enum burn_precision *p)
+{
+	for (unsigned i = 0; s && i < sizeof(precision_names) / sizeof(precision_names[0]); i++)
+		if (!strcmp(s, precision_names[i])) {
+			*p = (enum burn_precision)i;
+			return 0;
+		}
+	return -1;
+}
+
+bool
+burn_precision_tensor(enum burn_precision p)
+{
+	return p == BURN_TF32 || p == BURN_FP16 || p == BURN_BF16 || p == BURN_TENSOR;
+}
+
+int
+burn_precision_resolve(enum burn_precision p, int major, int minor, enum burn_precision *out,
+                       char *why, size_t size)
+{
+	int need = p == BURN_FP16 ? 7 : 8;
+
+	*out = p;
+	if (!burn_precision_tensor(p))
+		return 0;
+	if (p == BURN_TENSOR) {
+		if (major >= 8) {
+			*out = BURN_BF16;
+			return 0;
+		}
+		if (major == 7) {
+			*out = BURN_FP16;
+			return 0;
+		}
+		snprintf(why, size,
+		         "tensor: no tensor cores below compute capability 7.0; this device is "
+		         "%d.%d",
+		         major, minor);
+		return -1;
+	}
+	if (major >= need)
+		return 0;
+	snprintf(why, size,
+	         "%s needs tensor cores of compute capability %d.0 or later; this device is %d.%d",
+	         burn_precision_name(p), need, major, minor);
+	return -1;
 }
 
 const char *
@@ -165,6 +220,19 @@ burn_tolerance(size_t n, enum burn_precision p)
 {
 	double eps = p == BURN_FP64 ? DBL_EPSILON : FLT_EPSILON;
 
+	/*
+	 * Tensor cores accumulate tf32 and bf16 products in about 22 bits
+	 * (cublaslt.c's u_acc), so a reordered sum (a library picking another
+	 * split of k) may differ by that much more; the slots of one algorithm
+	 * are in fact identical. fp16's results are binary16 and compared
+	 * bit for bit, two to a 32-bit word: a word's float differs exactly
+	 * when one of its halves does.
+	 */
+	if (p == BURN_FP16 || p == BURN_TENSOR)
+		return 0;
+	if (p == BURN_TF32 || p == BURN_BF16)
+		eps = 0x1p-22;
+
 	return (double)n * eps * sqrt((double)n) / 3;
 }
 
@@ -184,8 +252,12 @@ struct run {
 	bool have_ctr;
 	size_t ctr_first, ctr_bytes;
 	unsigned char *ctr_host;
-	void *ha, *hb; /* A and B on the host, n x n at least */
-	unsigned pat;  /* the next memtest pattern */
+	void *ha, *hb;            /* A and B on the host, n x n at least */
+	unsigned pat;             /* the next memtest pattern */
+	enum burn_precision prec; /* resolved */
+	struct bench_gemm *lt;    /* tensor precisions: cuBLASLt on the device */
+	enum bench_gemm_type bt;
+	size_t in_es, out_es; /* bytes of an element of A and B, and of a slot */
 	enum burn_phase phase;
 	bool dead;  /* lost: no more calls */
 	bool ended; /* lost or failed */
@@ -273,10 +345,43 @@ sync_all(struct run *r, const char *what)
 	return fail(r, r->ops->sync(r->d, -1, &err), what, &err);
 }
 
+/* Bytes of a buffer of the load at n: a slot, or A or B (4-byte words, for the compare). */
+static size_t
+mat_bytes(const struct run *r, size_t n)
+{
+	return (n * n * r->out_es + 3) & ~(size_t)3;
+}
+
+/*
+ * cuBLASLt's C = A B (column-major, as bench_gemm_reference() reads it) at
+ * the run's type, the heuristic's first algorithm. A plan names its
+ * buffers, so each GEMM is planned: the heuristic is a host call of
+ * microseconds against GEMMs of milliseconds queued ahead, and it gives
+ * the same first algorithm every time for the same problem.
+ */
+static int
+gemm_lt(struct run *r, uint64_t a, uint64_t b, uint64_t c, size_t n)
+{
+	struct err err = ERR_INIT;
+	unsigned nalgo = 0;
+	int rc;
+
+	rc = bench_gemm_plan(r->lt, r->bt, (unsigned)n, a, b, c, 0, 0, &nalgo, &err);
+	if (rc >= 0 && !nalgo)
+		rc = err_set(&err, E_NOTSUP,
+		             "cublasLtMatmulAlgoGetHeuristic: no %s algorithm for %zu x %zu",
+		             bench_gemm_type_name(r->bt), n, n);
+	if (rc >= 0)
+		rc = bench_gemm_run(r->lt, 0, &err);
+	return fail(r, rc, "cuBLASLt", &err);
+}
+
 /* C = A x B into buffer c, queued. */
 static int
 gemm(struct run *r, uint64_t a, uint64_t b, uint64_t c, size_t n)
 {
+	if (r->lt)
+		return gemm_lt(r, a, b, c, n);
 	unsigned t = (unsigned)((n + BENCH_TILE - 1) / BENCH_TILE);
 	unsigned grid[2] = { t, t }, block[2] = { BENCH_TILE, BENCH_TILE };
 	struct bench_arg args[4] = { bench_arg_buf(a, 0), bench_arg_buf(b, 0), bench_arg_buf(c, 0),
@@ -313,6 +418,16 @@ host_matrix(size_t count, size_t esize, uint64_t seed)
 			((float *)m)[i] = (float)v;
 	}
 	return m;
+}
+
+/* A tensor run's A (m 0) or B (m 1), count elements exact in the type. */
+static void *
+host_inputs(const struct run *r, int m, size_t count)
+{
+	void *p = xmalloc(st_mult(count, r->in_es));
+
+	bench_gemm_fill(r->bt, m, 0, count, p);
+	return p;
 }
 
 static double
@@ -526,7 +641,8 @@ time_gemm(struct run *r, uint64_t a, uint64_t b, uint64_t c, size_t n)
 static size_t
 calibrate(struct run *r, size_t nmax, double *seconds)
 {
-	size_t m = nmax * nmax * r->esize, n = nmax < BURN_MIN_N ? nmax : BURN_MIN_N;
+	size_t m = mat_bytes(r, nmax), in = nmax * nmax * r->in_es,
+	       n = nmax < BURN_MIN_N ? nmax : BURN_MIN_N;
 	struct err err = ERR_INIT;
 	uint64_t b[3];
 	unsigned nb = 0;
@@ -542,9 +658,9 @@ calibrate(struct run *r, size_t nmax, double *seconds)
 		fail(r, rc, "alloc (calibration)", &err);
 		goto out;
 	}
-	rc = r->ops->write(r->d, 0, b[0], 0, r->ha, m, true, &err);
+	rc = r->ops->write(r->d, 0, b[0], 0, r->ha, in, true, &err);
 	if (rc >= 0)
-		rc = r->ops->write(r->d, 0, b[1], 0, r->hb, m, true, &err);
+		rc = r->ops->write(r->d, 0, b[1], 0, r->hb, in, true, &err);
 	if (rc < 0) {
 		fail(r, rc, "write (A, B)", &err);
 		goto out;
@@ -573,6 +689,69 @@ out:
  * the corners, then pseudo-random elements; element (i, j)'s tolerance is
  * 2 n eps |row i of A| |column j of B| (bench/matmul.h's bound).
  */
+/* A sampled element: the corners, then pseudo-random ones. */
+static void
+sample_at(size_t n, unsigned k, uint64_t *s, size_t *i, size_t *j)
+{
+	if (k < 4) {
+		*i = k & 1 ? n - 1 : 0;
+		*j = k & 2 ? n - 1 : 0;
+	} else {
+		*i = (size_t)((next_unit(s) + 1) / 2 * (double)n) % n;
+		*j = (size_t)((next_unit(s) + 1) / 2 * (double)n) % n;
+	}
+}
+
+static void
+set_reference(struct run *r, unsigned checked, unsigned wrong, double worst)
+{
+	pthread_mutex_lock(&r->u->lock);
+	r->u->st.ref_done = true;
+	r->u->st.ref_checked = checked;
+	r->u->st.ref_wrong = wrong;
+	r->u->st.ref_max_ratio = worst;
+	pthread_mutex_unlock(&r->u->lock);
+}
+
+/*
+ * A tensor run's reference: element (i, j), column-major at j n + i,
+ * against bench_gemm_reference(), the double sum of the same type-exact
+ * inputs with the type's bound (its output rounding and its accumulation's).
+ */
+static int
+check_reference_lt(struct run *r)
+{
+	size_t n = r->n;
+	uint64_t s = 0x5eed;
+	unsigned wrong = 0, checked = 0;
+	double worst = 0;
+	struct err err = ERR_INIT;
+
+	for (unsigned k = 0; k < BURN_SAMPLES && k < n * n; k++) {
+		unsigned char raw[8] = { 0 };
+		double want, got, tol = 0;
+		size_t i, j;
+		int rc;
+
+		sample_at(n, k, &s, &i, &j);
+		want = bench_gemm_reference(r->bt, (unsigned)n, (unsigned)i, (unsigned)j, &tol);
+		rc = r->ops->read(r->d, 0, r->buf[2], (j * n + i) * r->out_es, raw, r->out_es, true,
+		                  &err);
+		if (rc < 0)
+			return fail(r, rc, "read (the reference)", &err);
+		got = bench_gemm_decode(r->bt, raw);
+		checked++;
+		if (!isfinite(got) || fabs(got - want) > tol) {
+			wrong++;
+			worst = INFINITY;
+		} else if (tol > 0 && fabs(got - want) / tol > worst) {
+			worst = fabs(got - want) / tol;
+		}
+	}
+	set_reference(r, checked, wrong, worst);
+	return 0;
+}
+
 static int
 check_reference(struct run *r)
 {
@@ -588,13 +767,7 @@ check_reference(struct run *r)
 		unsigned char raw[8];
 		int rc;
 
-		if (k < 4) {
-			i = k & 1 ? n - 1 : 0;
-			j = k & 2 ? n - 1 : 0;
-		} else {
-			i = (size_t)((next_unit(&s) + 1) / 2 * (double)n) % n;
-			j = (size_t)((next_unit(&s) + 1) / 2 * (double)n) % n;
-		}
+		sample_at(n, k, &s, &i, &j);
 		for (size_t q = 0; q < n; q++) {
 			double a = host_get(r->ha, es, i * n + q),
 			       b = host_get(r->hb, es, q * n + j);
@@ -623,12 +796,7 @@ check_reference(struct run *r)
 			worst = fabs(got - want) / tol;
 		}
 	}
-	pthread_mutex_lock(&r->u->lock);
-	r->u->st.ref_done = true;
-	r->u->st.ref_checked = checked;
-	r->u->st.ref_wrong = wrong;
-	r->u->st.ref_max_ratio = worst;
-	pthread_mutex_unlock(&r->u->lock);
+	set_reference(r, checked, wrong, worst);
 	return 0;
 }
 
@@ -637,8 +805,9 @@ static int
 load_until(struct run *r, double until)
 {
 	unsigned slots = r->nbuf - 2, next = 1, batch;
-	uint64_t ref = r->buf[2], elems = (uint64_t)r->n * r->n;
-	double per, tol = burn_tolerance(r->n, r->esize == 8 ? BURN_FP64 : BURN_FP32);
+	/* the compare's elements: a tensor run's slots as f32 words (fp16: two results each) */
+	uint64_t ref = r->buf[2], elems = r->lt ? mat_bytes(r, r->n) / 4 : (uint64_t)r->n * r->n;
+	double per, tol = burn_tolerance(r->n, r->prec);
 	unsigned *list = xcalloc(slots, sizeof(*list));
 	struct err err = ERR_INIT;
 	unsigned grid[2], block[2];
@@ -730,7 +899,7 @@ run_gemm(struct run *r, unsigned long long budget)
 
 	if (o->n) {
 		nmax = o->n;
-		m = nmax * nmax * r->esize;
+		m = mat_bytes(r, nmax);
 		if (4 * (unsigned long long)m > budget || (maxa && m > maxa)) {
 			err_set(&err, E_NOTSUP,
 			        "%zu x %zu needs %llu bytes for A, B and two slots; %llu may be taken",
@@ -738,15 +907,21 @@ run_gemm(struct run *r, unsigned long long budget)
 			return fail(r, E_NOTSUP, "memory", &err);
 		}
 	} else {
-		nmax = burn_pick_n(budget, maxa, r->esize);
+		nmax = burn_pick_n(budget, maxa, r->out_es);
 		if (!nmax) {
 			err_set(&err, E_NOTSUP, "%llu bytes may be taken: not enough for 16 x 16",
 			        budget);
 			return fail(r, E_NOTSUP, "memory", &err);
 		}
 	}
-	r->ha = host_matrix(nmax * nmax, r->esize, o->seed);
-	r->hb = host_matrix(nmax * nmax, r->esize, (uint64_t)o->seed * 7919 + 1);
+	if (r->lt) {
+		/* bench_gemm_value(): any n's inputs are the first n^2 elements */
+		r->ha = host_inputs(r, 0, nmax * nmax);
+		r->hb = host_inputs(r, 1, nmax * nmax);
+	} else {
+		r->ha = host_matrix(nmax * nmax, r->esize, o->seed);
+		r->hb = host_matrix(nmax * nmax, r->esize, (uint64_t)o->seed * 7919 + 1);
+	}
 	if (o->n) {
 		n = o->n;
 		t = 0;
@@ -754,11 +929,11 @@ run_gemm(struct run *r, unsigned long long budget)
 		return -1;
 	}
 	r->n = n;
-	m = n * n * r->esize;
+	m = mat_bytes(r, n);
 	pthread_mutex_lock(&r->u->lock);
 	r->u->st.n = n;
 	r->u->st.gemm_seconds = t;
-	r->u->st.tolerance = burn_tolerance(n, o->precision);
+	r->u->st.tolerance = burn_tolerance(n, r->prec);
 	pthread_mutex_unlock(&r->u->lock);
 	if (stopping(r))
 		return 0;
@@ -774,9 +949,9 @@ run_gemm(struct run *r, unsigned long long budget)
 	}
 	set_phase(r, BP_GEMM);
 	/* A and B: the first n x n of the host's (row-major, so a matrix of its own) */
-	rc = r->ops->write(r->d, 0, r->buf[0], 0, r->ha, m, true, &err);
+	rc = r->ops->write(r->d, 0, r->buf[0], 0, r->ha, n * n * r->in_es, true, &err);
 	if (rc >= 0)
-		rc = r->ops->write(r->d, 0, r->buf[1], 0, r->hb, m, true, &err);
+		rc = r->ops->write(r->d, 0, r->buf[1], 0, r->hb, n * n * r->in_es, true, &err);
 	if (rc < 0)
 		return fail(r, rc, "write (A, B)", &err);
 	t = time_gemm(r, r->buf[0], r->buf[1], r->buf[2], n);
@@ -786,7 +961,7 @@ run_gemm(struct run *r, unsigned long long budget)
 	pthread_mutex_lock(&r->u->lock);
 	r->u->st.gemm_seconds = t;
 	pthread_mutex_unlock(&r->u->lock);
-	if ((rc = check_reference(r)) < 0)
+	if ((rc = r->lt ? check_reference_lt(r) : check_reference(r)) < 0)
 		return rc;
 	if ((rc = load_until(r, r->deadline - edge)) < 0 || stopping(r))
 		return rc;
@@ -795,6 +970,55 @@ run_gemm(struct run *r, unsigned long long budget)
 		rc = memtest_until(r, r->deadline);
 	}
 	return rc;
+}
+
+/*
+ * A tensor precision on r's device: resolved for its compute capability,
+ * cuBLASLt loaded, the compare kernel there. -1 (recorded) when it cannot:
+ * an OpenCL device, no tensor cores for the type, no library.
+ */
+static int
+open_tensor(struct run *r)
+{
+	enum burn_precision asked = r->prec;
+	const char *what = burn_precision_name(asked);
+	struct err err = ERR_INIT;
+	char why[160];
+	int rc;
+
+	if (!bench_cuda_is(r->d)) {
+		err_set(&err, E_NOTSUP,
+		        "tensor precisions run through cuBLASLt on CUDA devices; this one is %s "
+		        "(fp32, fp64 run here)",
+		        r->d->info.api[0] ? r->d->info.api : "another API");
+		return fail(r, E_NOTSUP, what, &err);
+	}
+	if (burn_precision_resolve(asked, r->d->info.cc_major, r->d->info.cc_minor, &r->prec, why,
+	                           sizeof(why)) < 0) {
+		err_set(&err, E_NOTSUP, "%s", why);
+		return fail(r, E_NOTSUP, what, &err);
+	}
+	r->bt = r->prec == BURN_TF32 ? BG_TF32 : r->prec == BURN_FP16 ? BG_FP16 : BG_BF16;
+	r->in_es = bench_gemm_in_size(r->bt);
+	r->out_es = bench_gemm_out_size(r->bt);
+	r->esize = 4; /* the compare's: gs_compare_f32 over the slots' words */
+	pthread_mutex_lock(&r->u->lock);
+	r->u->st.precision = r->prec;
+	pthread_mutex_unlock(&r->u->lock);
+	if (!r->ops->has(r->d, BK_COMPARE_F32)) {
+		err_set(&err, E_NOTSUP, "the device cannot run %s",
+		        bench_kern_name(BK_COMPARE_F32));
+		return fail(r, E_NOTSUP, burn_precision_name(r->prec), &err);
+	}
+	rc = bench_gemm_open(r->d, &r->lt, &err);
+	if (rc < 0) {
+		r->lt = NULL;
+		return fail(r, rc, burn_precision_name(r->prec), &err);
+	}
+	pthread_mutex_lock(&r->u->lock);
+	snprintf(r->u->st.library, sizeof(r->u->st.library), "%s", bench_gemm_version(r->lt));
+	pthread_mutex_unlock(&r->u->lock);
+	return 0;
 }
 
 void
@@ -810,6 +1034,7 @@ burn_unit_init(struct burn_unit *u, struct bench_dev *d, const struct burn_opts 
 	pthread_mutex_init(&u->lock, NULL);
 	u->st.phase = BP_SETUP;
 	u->st.state = BS_RUNNING;
+	u->st.precision = u->opts.precision;
 	atomic_init(&u->finished, false);
 	u->t0 = clock_mono();
 }
@@ -824,8 +1049,13 @@ burn_unit_run(struct burn_unit *u)
 
 	u->t0 = clock_mono();
 	r.deadline = u->t0 + u->opts.duration;
-	r.esize = u->opts.precision == BURN_FP64 ? 8 : 4;
-	if (u->opts.memtest != BURN_MEMTEST_ONLY) {
+	r.prec = u->opts.precision;
+	r.esize = r.prec == BURN_FP64 ? 8 : 4;
+	r.in_es = r.out_es = r.esize;
+	if (u->opts.memtest != BURN_MEMTEST_ONLY && burn_precision_tensor(r.prec)) {
+		if (open_tensor(&r) < 0)
+			goto out;
+	} else if (u->opts.memtest != BURN_MEMTEST_ONLY) {
 		enum bench_kern need[2] = { r.esize == 8 ? BK_MATMUL_TILED_F64 : BK_MATMUL_TILED,
 			                    r.esize == 8 ? BK_COMPARE_F64 : BK_COMPARE_F32 };
 
@@ -844,7 +1074,7 @@ burn_unit_run(struct burn_unit *u)
 		fail(&r, E_NOTSUP, "memtest", &err);
 		goto out;
 	}
-	if (r.d->info.max_block && r.d->info.max_block < BENCH_TILE * BENCH_TILE &&
+	if (r.d->info.max_block && r.d->info.max_block < BENCH_TILE * BENCH_TILE && !r.lt &&
 	    u->opts.memtest != BURN_MEMTEST_ONLY) {
 		err_set(&err, E_NOTSUP, "blocks of at most %zu work-items; the tiled GEMM needs %d",
 		        r.d->info.max_block, BENCH_TILE * BENCH_TILE);
@@ -880,6 +1110,8 @@ burn_unit_run(struct burn_unit *u)
 	}
 out:
 	free_bufs(&r);
+	if (r.lt)
+		bench_gemm_close(r.lt);
 	free(r.ha);
 	free(r.hb);
 	pthread_mutex_lock(&u->lock);

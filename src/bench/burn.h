@@ -10,6 +10,13 @@
  * caught). Identical inputs on a healthy device give identical outputs, so
  * any element past the tolerance is silent data corruption.
  *
+ * The tensor precisions (tf32, fp16, bf16) run the same load through
+ * cuBLASLt (bench/cublaslt.h) on a CUDA device: the heuristic's first
+ * algorithm, inputs exact in the type (bench_gemm_fill()), the reference
+ * checked against bench_gemm_reference() (double sums of those inputs,
+ * held to the type's own bound), the slots compared with gs_compare_f32
+ * (fp16's binary16 output two elements a word, bit for bit).
+ *
  * The memory test is cuda_memtest's and DCGM memtest's: walking ones and
  * zeros, moving inversions (the address pattern, then its complement) and
  * random patterns over the same memory, each word checked on the device.
@@ -27,7 +34,14 @@
 
 struct bench_dev;
 
-enum burn_precision { BURN_FP32, BURN_FP64 };
+enum burn_precision {
+	BURN_FP32,
+	BURN_FP64,
+	BURN_TF32,   /* cuBLASLt, fp32 in and out, TF32 tensor cores: sm_80 and later */
+	BURN_FP16,   /* cuBLASLt, fp16 in and out, fp16 accumulate: sm_70 and later */
+	BURN_BF16,   /* cuBLASLt, bf16 in, fp32 out and accumulate: sm_80 and later */
+	BURN_TENSOR, /* the best of those the device has: bf16 (sm_80+), else fp16 (sm_70+) */
+};
 
 enum burn_memtest {
 	BURN_MEMTEST_EDGES, /* default: a short pass before the GEMM load and one after */
@@ -57,8 +71,21 @@ struct burn_opts {
 
 void burn_opts_init(struct burn_opts *o);
 
-/* "fp32", "fp64" */
+/* "fp32", "fp64", "tf32", "fp16", "bf16", "tensor" */
 const char *burn_precision_name(enum burn_precision p);
+/* The precision named s into *p: 0, or -1 for a name not one of those. */
+int burn_precision_parse(const char *s, enum burn_precision *p);
+/* Whether p runs through cuBLASLt (tf32, fp16, bf16, tensor). */
+bool burn_precision_tensor(enum burn_precision p);
+/*
+ * The precision p means on a CUDA device of compute capability
+ * major.minor: tensor resolved (bf16 on 8.0 and later, fp16 on 7.x), the
+ * others as they are. Returns 0, or -1 with why (size bytes) saying what
+ * the device lacks ("bf16 needs tensor cores of compute capability 8.0 or
+ * later; this device is 7.5").
+ */
+int burn_precision_resolve(enum burn_precision p, int major, int minor, enum burn_precision *out,
+                           char *why, size_t size);
 /* "edges", "only", "off" */
 const char *burn_memtest_name(enum burn_memtest m);
 
@@ -93,6 +120,8 @@ unsigned burn_npatterns(void);
 void burn_pattern(unsigned i, struct burn_pattern *p);
 
 struct burn_stats {
+	enum burn_precision precision; /* the one run: tensor resolved once the device is known */
+	char library[48];              /* tensor precisions: "cuBLASLt 13.1.0", once loaded */
 	enum burn_phase phase;
 	enum burn_state state;
 	bool stopped;    /* the stop flag ended it early */
@@ -181,7 +210,9 @@ unsigned long long burn_budget(unsigned long long free, unsigned long long total
 /*
  * The device compare's tolerance for n x n: n x eps x sqrt(n) / 3, eps
  * FLT_EPSILON or DBL_EPSILON (sqrt(n) / 3 is the spread of an element of C
- * for entries uniform in [-1, 1)).
+ * for entries uniform in [-1, 1)); tf32 and bf16 (fp32 out, tensor
+ * accumulation of about 22 bits) with eps 2^-22; fp16 0, its binary16
+ * results compared bit for bit (burn.c says why).
  */
 double burn_tolerance(size_t n, enum burn_precision p);
 

@@ -55,7 +55,7 @@
 static void
 burn_usage(FILE *f)
 {
-	fputs("usage: gpuscope burn [--duration SEC] [--precision fp32|fp64] [--memtest | --no-memtest]\n"
+	fputs("usage: gpuscope burn [--duration SEC] [--precision P] [--memtest | --no-memtest]\n"
 	      "                     [-i ID[,ID...]] [--record FILE] [--json] [--opencl-cpu]\n"
 	      "A stress test of every GPU at once (CUDA through libcuda.so.1, others through\n"
 	      "OpenCL): GEMMs over about 90 % of free memory, each result compared on the device\n"
@@ -63,7 +63,8 @@ burn_usage(FILE *f)
 	      "test of the same memory (walking ones and zeros, moving inversions, random) at the\n"
 	      "start and the end; a live line per GPU; doctor's health checks over the run.\n"
 	      "  -d, --duration=SEC  the whole run, setup included (default 60; \"90s\", \"10m\")\n"
-	      "      --precision=P   fp32 (default) or fp64 (tensor precisions are not built yet)\n"
+	      "      --precision=P   fp32 (default), fp64; through cuBLASLt on CUDA devices: tf32,\n"
+	      "                      fp16, bf16, or tensor (bf16 on sm_80 and later, fp16 on sm_7x)\n"
 	      "      --memtest       the whole run is the memory test (no GEMM)\n"
 	      "      --no-memtest    the GEMM load alone\n"
 	      "  -i, --id=ID,...     only these devices: index in burn's list, cuda:0 / opencl:1,\n"
@@ -460,6 +461,15 @@ human_bytes(unsigned long long n, char *buf, size_t size)
 		snprintf(buf, size, "%.1f MB", (double)n / 1e6);
 }
 
+/* What runs the GEMM at precision p. */
+static const char *
+gemm_kernel(enum burn_precision p)
+{
+	if (burn_precision_tensor(p))
+		return "cublasLtMatmul";
+	return p == BURN_FP64 ? "gs_matmul_tiled_f64" : "gs_matmul_tiled";
+}
+
 static void
 text_out(struct burn_cmd *b, struct strbuf *out, int sig)
 {
@@ -467,8 +477,7 @@ text_out(struct burn_cmd *b, struct strbuf *out, int sig)
 	unsigned pass = 0;
 
 	strbuf_addf(out, "gpuscope burn: %s GEMM (%s)%s, %.0f s asked, %.1f s run, %zu device%s\n",
-	            burn_precision_name(b->opts.precision),
-	            b->opts.precision == BURN_FP64 ? "gs_matmul_tiled_f64" : "gs_matmul_tiled",
+	            burn_precision_name(b->opts.precision), gemm_kernel(b->opts.precision),
 	            b->opts.memtest == BURN_MEMTEST_ONLY  ? ": memory test only"
 	            : b->opts.memtest == BURN_MEMTEST_OFF ? ", no memory test"
 	                                                  : " and memory test at both ends",
@@ -487,6 +496,12 @@ text_out(struct burn_cmd *b, struct strbuf *out, int sig)
 			            d->info.uuid[0] && d->info.pci_bus_id[0] ? ", " : "",
 			            d->info.pci_bus_id);
 		strbuf_addch(out, '\n');
+		if (burn_precision_tensor(b->opts.precision) &&
+		    b->opts.memtest != BURN_MEMTEST_ONLY &&
+		    (st->library[0] || st->precision != b->opts.precision))
+			strbuf_addf(out, "  precision  %s%s%s\n",
+			            burn_precision_name(st->precision), st->library[0] ? ", " : "",
+			            st->library);
 		if (st->n) {
 			human_bytes(st->bytes, mem, sizeof(mem));
 			strbuf_addf(
@@ -501,9 +516,10 @@ text_out(struct burn_cmd *b, struct strbuf *out, int sig)
 			        st->wrong, st->wrong == 1 ? "" : "s", st->wrong_gemms,
 			        st->wrong_gemms == 1 ? "" : "s", st->tolerance);
 			if (st->ref_done)
-				strbuf_addf(out,
-				            "  reference  %u elements checked on the host: %s\n",
-				            st->ref_checked, st->ref_wrong ? "WRONG" : "ok");
+				strbuf_addf(out, "  reference  %u elements checked on the host: %s",
+				            st->ref_checked, st->ref_wrong ? "WRONG" : "ok\n");
+			if (st->ref_done && st->ref_wrong)
+				strbuf_addf(out, " (%u of them)\n", st->ref_wrong);
 		}
 		if (st->mem_patterns) {
 			human_bytes(st->mem_bytes, mem, sizeof(mem));
@@ -597,13 +613,18 @@ json_out(struct burn_cmd *b, struct strbuf *out, int sig)
 	fit_jw_bool(&jw, "stopped", sig != 0);
 	fit_jw_num(&jw, "signal", sig ? sig : NAN, 0);
 	fit_jw_open(&jw, "method", '{');
-	fit_jw_str(&jw, "gemm_kernel",
-	           b->opts.precision == BURN_FP64 ? "gs_matmul_tiled_f64" : "gs_matmul_tiled");
+	fit_jw_str(&jw, "gemm_kernel", gemm_kernel(b->opts.precision));
 	fit_jw_num(&jw, "memory_fraction", BURN_MEM_FRAC, 2);
 	fit_jw_num(&jw, "memory_margin_bytes", (double)BURN_MEM_MARGIN, 0);
 	fit_jw_num(&jw, "max_size", BURN_MAX_N, 0);
 	fit_jw_num(&jw, "max_gemm_seconds", BURN_GEMM_MAX_S, 3);
-	fit_jw_str(&jw, "tolerance_rule", "n * eps * sqrt(n) / 3");
+	fit_jw_str(&jw, "tolerance_rule",
+	           b->opts.precision == BURN_FP16 ? "0 (binary16 results bit for bit)"
+	           : b->opts.precision == BURN_TENSOR
+	                   ? "tf32, bf16: n * 2^-22 * sqrt(n) / 3; fp16: 0 (bit for bit)"
+	           : b->opts.precision == BURN_TF32 || b->opts.precision == BURN_BF16
+	                   ? "n * 2^-22 * sqrt(n) / 3"
+	                   : "n * eps * sqrt(n) / 3");
 	fit_jw_num(&jw, "reference_samples", BURN_SAMPLES, 0);
 	fit_jw_num(&jw, "memtest_patterns_per_pass", burn_npatterns(), 0);
 	fit_jw_num(&jw, "memtest_edge_fraction", BURN_EDGE_FRAC, 2);
@@ -631,6 +652,8 @@ json_out(struct burn_cmd *b, struct strbuf *out, int sig)
 		fit_jw_num(&jw, "memory_bytes", (double)st->bytes, 0);
 		if (b->opts.memtest != BURN_MEMTEST_ONLY) {
 			fit_jw_open(&jw, "gemm", '{');
+			fit_jw_str(&jw, "precision", burn_precision_name(st->precision));
+			fit_jw_str(&jw, "library", st->library[0] ? st->library : NULL);
 			fit_jw_num(&jw, "size", st->n ? (double)st->n : NAN, 0);
 			fit_jw_num(&jw, "slots", st->slots, 0);
 			fit_jw_num(&jw, "gemm_seconds",
@@ -827,18 +850,11 @@ parse_args(struct burn_cmd *b, int argc, char **argv, const char **ids, const ch
 			}
 			break;
 		case OPT_PRECISION:
-			if (!strcmp(optarg, "fp32")) {
-				b->opts.precision = BURN_FP32;
-			} else if (!strcmp(optarg, "fp64")) {
-				b->opts.precision = BURN_FP64;
-			} else if (!strcmp(optarg, "tensor") || !strcmp(optarg, "bf16") ||
-			           !strcmp(optarg, "fp16") || !strcmp(optarg, "tf32")) {
-				cmd_error("--precision %s: tensor precisions are not built yet "
-				          "(fp32, fp64)",
-				          optarg);
-				return EXIT_USAGE;
-			} else {
-				cmd_error("--precision takes fp32 or fp64, not '%s'", optarg);
+			if (burn_precision_parse(optarg, &b->opts.precision) < 0) {
+				cmd_error(
+				        "--precision takes fp32, fp64, tf32, fp16, bf16 or tensor, "
+				        "not '%s'",
+				        optarg);
 				return EXIT_USAGE;
 			}
 			break;

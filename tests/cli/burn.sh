@@ -8,7 +8,11 @@
 # libcuda.so.1 (tests/fakecuda): one corrupted element is exit 1 and the
 # count; a device whose launch fails is reported lost while the other
 # finishes and passes; -i picks one; with the fake NVML the sensors are
-# matched by UUID and PCI bus id and --record writes a recording. Prints TAP.
+# matched by UUID and PCI bus id and --record writes a recording. With the
+# fake cuBLASLt: bf16, tf32, fp16 and tensor pass with a rate, its corrupt
+# fault is exit 1 and the count, a 7.5 device refuses bf16 with the reason
+# while the other burns, a missing library is the reason and exit 3; PoCL
+# refuses tensor precisions. Prints TAP.
 set -u
 O=${O:-build}
 cd "$(dirname "$0")/../.." || exit 2
@@ -42,7 +46,7 @@ first_line() { # a usage error: the reason first (the usage may follow)
 # a python3 check of $tmp/out's JSON: what, then the expression (d is the document)
 json_ok() {
 	what=$1 expr=$2
-	if python3 -c "import json,sys; d=json.load(open('$tmp/out')); sys.exit(0 if ($expr) else 1)" 2>"$tmp/py"; then
+	if python3 -c "import json,sys; d=json.load(open('$tmp/out')); g=lambda d: d['devices'][0]['gemm']; sys.exit(0 if ($expr) else 1)" 2>"$tmp/py"; then
 		ok "$what"
 	else
 		not_ok "$what" "$tmp/out" "$tmp/py"
@@ -51,7 +55,7 @@ json_ok() {
 nodev="env GPUSCOPE_CUDA=/nonexistent GPUSCOPE_OPENCL=/nonexistent GPUSCOPE_NVML=/nonexistent"
 
 # 1. usage errors: one line, exit 2, before any device is opened
-for case in "--duration 0|--duration 0" "--duration abc|--duration abc" "--precision fp16|a tensor precision" \
+for case in "--duration 0|--duration 0" "--duration abc|--duration abc" "--precision fp8|fp8 (no burn precision)" \
 	"--precision int3|an unknown precision" "--memtest --no-memtest|--memtest with --no-memtest" \
 	"--frobnicate|unknown option" "extra|an extra argument" "--size 5|--size 5" "--duration|--duration without a value"; do
 	args=${case%%|*} what=${case#*|}
@@ -175,6 +179,62 @@ EOF
 		json_ok "health checked over the samples, the GPU not burnt left out" \
 			"d['health']['checked'] and d['health']['samples'] >= 2 and d['health']['worst'] != 'error'"
 		if [ -s "$tmp/r.rec" ] && "$bin" replay "$tmp/r.rec" info >/dev/null 2>&1; then ok "--record: a recording replay reads"; else not_ok "--record: no recording" "$tmp/err"; fi
+	fi
+
+	# 6. tensor precisions through the fake cuBLASLt (tests/fakecublaslt)
+	lt=$O/fakecublaslt/libcublasLt.so.13
+	if [ ! -f "$lt" ]; then
+		echo "ok $((n = n + 1)) # SKIP no $lt (mk/fakecublaslt.mk builds it)"
+	else
+		cat >"$tmp/tc.scn" <<'EOF'
+[system]
+[device]
+name = NVIDIA H100 80GB HBM3
+memory = 1073741824
+[device]
+name = Tesla T4
+memory = 1073741824
+compute_capability = 7.5
+EOF
+		echo 'corrupt = 0 0' >"$tmp/ltbad.scn"
+		: >"$tmp/ltok.scn"
+		ft() { ltscn=$1; shift; GPUSCOPE_CUBLASLT=$PWD/$lt GPUSCOPE_FAKECUBLASLT_SCENARIO=$ltscn fk "$tmp/tc.scn" "$@"; }
+		for p in bf16 tf32 fp16; do
+			expect 0 "fake cuBLASLt: --precision $p passes" ft "$tmp/ltok.scn" -i cuda:0 --precision $p --json
+			json_ok "$p: GEMMs through cuBLASLt compared, none wrong, a rate, the reference checked" \
+				"d['precision'] == '$p' and d['method']['gemm_kernel'] == 'cublasLtMatmul' and g(d)['precision'] == '$p' and g(d)['library'].startswith('cuBLASLt ') and g(d)['gemms'] > 0 and g(d)['wrong_elements'] == 0 and g(d)['tflops'] > 0 and g(d)['reference']['checked'] and g(d)['reference']['wrong'] == 0 and d['verdict'] == 'pass'"
+		done
+		expect 0 "fake cuBLASLt: --precision tensor passes (text)" ft "$tmp/ltok.scn" -i cuda:0 --precision tensor
+		if grep -q 'precision  bf16, cuBLASLt' "$tmp/out" && grep -q 'TFLOP/s; 0 wrong' "$tmp/out"; then ok "tensor: bf16 on sm_90, its rate"; else not_ok "tensor: not bf16 or no rate" "$tmp/out"; fi
+		expect 1 "fake cuBLASLt: a corrupted element (corrupt = 0 0) is a FAIL" ft "$tmp/ltbad.scn" -i cuda:0 --precision bf16 --json
+		json_ok "corrupt: the reference's wrong element counted" \
+			"g(d)['reference']['wrong'] == 1 and d['devices'][0]['verdict'] == 'fail'"
+		expect 1 "corrupt, text: FAIL" ft "$tmp/ltbad.scn" -i cuda:0 --precision bf16
+		if grep -q 'WRONG (1 of them)' "$tmp/out"; then ok "corrupt, text: the count"; else not_ok "corrupt, text: no count" "$tmp/out"; fi
+		expect 3 "bf16 on a 7.5 device: could not run" ft "$tmp/ltok.scn" -i cuda:1 --precision bf16
+		if grep -q 'cuda:1.*bf16 needs tensor cores of compute capability 8.0 or later; this device is 7.5' "$tmp/err"; then ok "bf16 on 7.5: the reason"; else not_ok "bf16 on 7.5: no reason" "$tmp/err"; fi
+		expect 0 "tensor on both: each its best" ft "$tmp/ltok.scn" --precision tensor --json
+		json_ok "tensor: bf16 on 9.0, fp16 on 7.5, both pass" \
+			"[x['gemm']['precision'] for x in d['devices']] == ['bf16', 'fp16'] and all(x['verdict'] == 'pass' and x['gemm']['gemms'] > 0 for x in d['devices'])"
+		expect 3 "bf16 on both: the 7.5 one cannot, the other burns" ft "$tmp/ltok.scn" --precision bf16 --json
+		json_ok "bf16: cuda:0 passes, cuda:1 an error with its reason" \
+			"d['devices'][0]['verdict'] == 'pass' and d['devices'][0]['gemm']['gemms'] > 0 and d['devices'][1]['verdict'] == 'error' and 'compute capability 8.0' in d['devices'][1]['error'] and d['verdict'] == 'error'"
+		GPUSCOPE_CUBLASLT=$tmp/none/libcublasLt.so.13 fk "$tmp/tc.scn" -i cuda:0 --precision tensor >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+		if [ "$rc" -eq 3 ]; then ok "no cuBLASLt: exit 3"; else not_ok "no cuBLASLt: exit $rc, wanted 3" "$tmp/out" "$tmp/err"; fi
+		one_line "no cuBLASLt"
+		if grep -q "bf16: cannot load .*libcublasLt.so.13" "$tmp/err"; then ok "no cuBLASLt: the reason"; else not_ok "no cuBLASLt: no reason" "$tmp/err"; fi
+	fi
+fi
+
+# 7. OpenCL devices refuse tensor precisions (PoCL)
+pocl --duration 2 --precision tensor >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if ! grep -q 'no device to burn' "$tmp/err"; then
+	if [ "$rc" -eq 3 ] && grep -q 'opencl:.*tensor precisions run through cuBLASLt on CUDA devices' "$tmp/err"; then
+		ok "PoCL: tensor refused with the reason (exit 3)"
+	else
+		not_ok "PoCL: tensor: exit $rc" "$tmp/out" "$tmp/err"
 	fi
 fi
 

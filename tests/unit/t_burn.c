@@ -572,6 +572,80 @@ test_calibrate(void)
 	mock_release(&m);
 }
 
+/* The tensor precisions: names, what each needs, tolerances, and a device that is not CUDA. */
+static void
+test_tensor(void)
+{
+	static const char *const names[] = { "fp32", "fp64", "tf32", "fp16", "bf16", "tensor" };
+	enum burn_precision p = BURN_FP64, got;
+	struct burn_opts o;
+	struct burn_stats st;
+	struct mock m;
+	char why[160];
+
+	for (int i = 0; i < 6; i++) {
+		ok(burn_precision_parse(names[i], &p) == 0 && (int)p == i &&
+		           !strcmp(burn_precision_name(p), names[i]),
+		   "precision '%s' parses and names itself", names[i]);
+		is_int(burn_precision_tensor(p), i >= 2, "'%s': tensor is %d", names[i], i >= 2);
+	}
+	p = BURN_FP64;
+	ok(burn_precision_parse("FP16", &p) < 0 && burn_precision_parse("", &p) < 0 &&
+	           burn_precision_parse("int8", &p) < 0 && burn_precision_parse(NULL, &p) < 0 &&
+	           p == BURN_FP64,
+	   "other names refused, *p untouched");
+	is_str(burn_precision_name((enum burn_precision)42), "?", "an unknown precision is '?'");
+
+	ok(burn_precision_resolve(BURN_TENSOR, 9, 0, &got, why, sizeof(why)) == 0 &&
+	           got == BURN_BF16,
+	   "tensor on 9.0 is bf16");
+	ok(burn_precision_resolve(BURN_TENSOR, 8, 6, &got, why, sizeof(why)) == 0 &&
+	           got == BURN_BF16,
+	   "tensor on 8.6 is bf16");
+	ok(burn_precision_resolve(BURN_TENSOR, 7, 5, &got, why, sizeof(why)) == 0 &&
+	           got == BURN_FP16,
+	   "tensor on 7.5 is fp16");
+	ok(burn_precision_resolve(BURN_TENSOR, 6, 1, &got, why, sizeof(why)) < 0 &&
+	           strstr(why, "7.0") && strstr(why, "6.1"),
+	   "tensor on 6.1 refused: %s", why);
+	ok(burn_precision_resolve(BURN_BF16, 7, 5, &got, why, sizeof(why)) < 0 &&
+	           strstr(why, "bf16") && strstr(why, "8.0") && strstr(why, "7.5"),
+	   "bf16 on 7.5 refused: %s", why);
+	ok(burn_precision_resolve(BURN_TF32, 7, 0, &got, why, sizeof(why)) < 0 &&
+	           strstr(why, "tf32"),
+	   "tf32 on 7.0 refused: %s", why);
+	ok(burn_precision_resolve(BURN_FP16, 7, 0, &got, why, sizeof(why)) == 0 && got == BURN_FP16,
+	   "fp16 on 7.0 runs");
+	ok(burn_precision_resolve(BURN_FP32, 0, 0, &got, why, sizeof(why)) == 0 && got == BURN_FP32,
+	   "fp32 needs nothing");
+
+	is_dbl(burn_tolerance(1024, BURN_FP16), 0, 0, "fp16: compared bit for bit");
+	is_dbl(burn_tolerance(1024, BURN_BF16), 1024 * 0x1p-22 * 32 / 3, 1e-15,
+	       "bf16: n 2^-22 sqrt(n) / 3");
+	is_dbl(burn_tolerance(1024, BURN_TF32), 2 * burn_tolerance(1024, BURN_FP32), 1e-15,
+	       "tf32: twice fp32's (22 bits of accumulation, not 23)");
+
+	mock_init(&m);
+	small_opts(&o, 0.2);
+	o.precision = BURN_TENSOR;
+	burn(&m, &o, &st);
+	ok(st.state == BS_FAILED && strstr(st.error, "cuBLASLt") && strstr(st.error, "CUDA"),
+	   "a tensor precision on a device not CUDA's: failed, saying why (%s)", st.error);
+	ok(!burn_stats_fault(&st) && !st.gemms && !st.mem_patterns, "not a fault, and nothing ran");
+	mock_release(&m);
+
+	mock_init(&m);
+	small_opts(&o, 0.2);
+	o.precision = BURN_BF16;
+	o.memtest = BURN_MEMTEST_ONLY;
+	burn(&m, &o, &st);
+	ok(st.state == BS_DONE && st.mem_patterns > 0,
+	   "--memtest with a tensor precision: no GEMM, "
+	   "so it runs anywhere (%s)",
+	   st.error);
+	mock_release(&m);
+}
+
 int
 main(void)
 {
@@ -582,5 +656,6 @@ main(void)
 	test_lost();
 	test_stop_and_threads();
 	test_calibrate();
+	test_tensor();
 	return done_testing();
 }
