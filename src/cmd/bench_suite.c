@@ -785,6 +785,12 @@ measure_p2p(struct suite_run *r)
 	free(lost);
 }
 
+static const char *
+env_get(const char *name)
+{
+	return getenv(name);
+}
+
 static void
 save(struct suite_run *r, struct devrun *d)
 {
@@ -834,7 +840,7 @@ save(struct suite_run *r, struct devrun *d)
 		bench_record_set(&rec, &f);
 	}
 	if (rec.nr_fig) {
-		bench_store_dirs_init(&dirs, (const char *(*)(const char *))getenv, r->cfg->root);
+		bench_store_dirs_init(&dirs, env_get, r->cfg->root);
 		if (bench_store_put(&dirs, &rec, d->saved, sizeof(d->saved), &err) < 0)
 			str_copy(d->save_error, sizeof(d->save_error), err.msg);
 	}
