@@ -758,59 +758,53 @@ cu_has(struct bench_dev *d, enum bench_kern k)
 }
 
 /*
- * Wait until stream s is idle, polling, until deadline (clock_mono()): a
- * blocking cuStreamSynchronize() on a hung GPU would never come back.
+ * Poll a stream (stream >= 0) or a marker's event (slot, when stream < 0)
+ * until it is done or deadline (clock_mono()) passes: a blocking
+ * cuStreamSynchronize() or cuEventSynchronize() on a hung GPU would never
+ * come back.
  */
 static int
-wait_stream(struct cu_dev *cd, int s, double deadline, struct err *err)
+wait_done(struct cu_dev *cd, int stream, unsigned slot, double deadline, struct err *err)
 {
+	const char *call = stream >= 0 ? "cuStreamQuery" : "cuEventQuery";
 	unsigned us = 10;
 	char msg[256];
 
 	for (;;) {
-		CUresult r = cd->lib->s.StreamQuery(cd->stream[s]);
+		CUresult r = stream >= 0 ? cd->lib->s.StreamQuery(cd->stream[stream])
+		                         : cd->lib->s.EventQuery(cd->ev[slot]);
 
 		if (r == CUDA_SUCCESS)
 			return 0;
 		if (r != CUDA_ERROR_NOT_READY)
-			return cu_fail(cd, err, "cuStreamQuery", r);
+			return cu_fail(cd, err, call, r);
 		if (clock_mono() >= deadline)
 			break;
 		pause_us(us);
 		us = grow_us(us);
 	}
-	snprintf(
-	        msg, sizeof(msg),
-	        "cuStreamQuery: stream %d still busy after %g s: the GPU or its driver does not answer (see dmesg for an Xid)",
-	        s, cd->dev.timeout_s);
+	if (stream >= 0)
+		snprintf(msg, sizeof(msg), "%s: stream %d still busy after %g s", call, stream,
+		         cd->dev.timeout_s);
+	else
+		snprintf(msg, sizeof(msg), "%s: marker %u still pending after %g s", call, slot,
+		         cd->dev.timeout_s);
+	snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+	         ": the GPU or its driver does not answer (see dmesg for an Xid)");
 	set_dead(cd, E_TIMEOUT, msg, true);
 	return err_set(err, E_TIMEOUT, "%s", msg);
 }
 
 static int
+wait_stream(struct cu_dev *cd, int s, double deadline, struct err *err)
+{
+	return wait_done(cd, s, 0, deadline, err);
+}
+
+static int
 wait_event(struct cu_dev *cd, unsigned slot, double deadline, struct err *err)
 {
-	unsigned us = 10;
-	char msg[256];
-
-	for (;;) {
-		CUresult r = cd->lib->s.EventQuery(cd->ev[slot]);
-
-		if (r == CUDA_SUCCESS)
-			return 0;
-		if (r != CUDA_ERROR_NOT_READY)
-			return cu_fail(cd, err, "cuEventQuery", r);
-		if (clock_mono() >= deadline)
-			break;
-		pause_us(us);
-		us = grow_us(us);
-	}
-	snprintf(
-	        msg, sizeof(msg),
-	        "cuEventQuery: marker %u still pending after %g s: the GPU or its driver does not answer (see dmesg for an Xid)",
-	        slot, cd->dev.timeout_s);
-	set_dead(cd, E_TIMEOUT, msg, true);
-	return err_set(err, E_TIMEOUT, "%s", msg);
+	return wait_done(cd, -1, slot, deadline, err);
 }
 
 static int
