@@ -91,7 +91,9 @@ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 env $env "$bin" serve --listen "127.0.0.1:$port" --timeout 1 >"$tmp/serve.log" 2>&1 &
 pid=$!
 i=0
-while ! curl -s -m 2 -o "$tmp/out" "http://127.0.0.1:$port/metrics" && [ $i -lt 150 ]; do
+# until the first sample is in: before it, serve answers 503 "no sample yet"
+while ! { curl -s -m 2 -o "$tmp/out" "http://127.0.0.1:$port/metrics" &&
+	grep -q '^gpuscope_gpu_info' "$tmp/out"; } && [ $i -lt 150 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
