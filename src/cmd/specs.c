@@ -25,9 +25,10 @@ static void
 specs_usage(FILE *f)
 {
 	fputs("usage: gpuscope specs [NAME] [--json]\n"
-	      "The GPU spec table gpuscope fit uses: memory, bandwidth, dense peak FP64, FP32,\n"
-	      "BF16, FP8 and INT8 rates, the FP64:FP32 ratio (1:64 on most consumer cards), TDP;\n"
-	      "all rows, or those whose name has NAME in it (case and punctuation ignored).\n"
+	      "The GPU spec table gpuscope fit uses: memory as sold and what a program can\n"
+	      "allocate of it (GiB), bandwidth, dense peak FP64, FP32, BF16, FP8 and INT8 rates,\n"
+	      "the FP64:FP32 ratio (1:64 on most consumer cards), TDP; all rows, or those whose\n"
+	      "name has NAME in it (case and punctuation ignored).\n"
 	      "  -j, --json          one JSON document (schema gpuscope.specs/1, docs/json-schema.md)\n"
 	      "      --sources       each row's source and notes as well\n"
 	      "exit status: 0 rows shown, 2 usage error or NAME matches nothing\n",
@@ -96,6 +97,18 @@ rate(struct strbuf *sb, double v, int width)
 		strbuf_addf(sb, " %*s", width, "-");
 }
 
+/* What a program can allocate, GiB, one decimal; "*" after it when the total is a capture. */
+static void
+alloc(struct strbuf *sb, const struct gpu_spec *g)
+{
+	double u = gpu_spec_usable_bytes(g);
+
+	if (isfinite(u) && u > 0)
+		strbuf_addf(sb, " %5.1f%c", u / 1073741824.0, g->mem_measured ? '*' : ' ');
+	else
+		strbuf_addf(sb, " %6s", "-");
+}
+
 static void
 json_row(struct fit_jw *jw, const struct gpu_spec *g)
 {
@@ -106,8 +119,17 @@ json_row(struct fit_jw *jw, const struct gpu_spec *g)
 	fit_jw_str(jw, "vendor", g->vendor);
 	fit_jw_str(jw, "arch", g->arch);
 	fit_jw_str(jw, "kind", g->kind);
-	fit_jw_num(jw, "memory_gb", g->mem_gb, 1);
-	fit_jw_num(jw, "memory_bytes", fit_spec_bytes(g), 0);
+	/* memory_gb is the size as sold, which vendors count in GiB: the same number */
+	fit_jw_num(jw, "memory_gb", g->mem_gib, 1);
+	fit_jw_num(jw, "memory_gib", g->mem_gib, 1);
+	fit_jw_num(jw, "memory_bytes", g->mem_bytes, 0);
+	if (isfinite(g->mem_bytes))
+		fit_jw_bool(jw, "memory_bytes_measured", g->mem_measured);
+	else
+		fit_jw_null(jw, "memory_bytes_measured");
+	fit_jw_num(jw, "memory_reserved_bytes", gpu_spec_reserved_bytes(g), 0);
+	fit_jw_num(jw, "memory_cuda_bytes", gpu_spec_cuda_total_bytes(g), 0);
+	fit_jw_num(jw, "memory_usable_bytes", gpu_spec_usable_bytes(g), 0);
 	fit_jw_str(jw, "memory_type", g->mem_type);
 	fit_jw_num(jw, "bandwidth_gbs", g->mem_bw_gbs, 1);
 	fit_jw_num(jw, "fp64_tflops", g->fp64, 2);
@@ -175,9 +197,10 @@ cmd_specs(int argc, char **argv, struct gs_config *cfg)
 		fit_jw_str(&jw, "schema", SPECS_SCHEMA);
 		fit_jw_open(&jw, "gpus", '[');
 	} else {
-		strbuf_addf(&out, "%-28s %-7s %-10s %6s %-7s %6s %6s %6s %-6s %6s %6s %6s %5s\n",
-		            "GPU", "VENDOR", "ARCH", "MEM GB", "TYPE", "GB/s", "FP64", "FP32",
-		            "64:32", "BF16", "FP8", "INT8", "TDP W");
+		strbuf_addf(&out,
+		            "%-28s %-7s %-10s %7s %6s %-7s %6s %6s %6s %-6s %6s %6s %6s %5s\n",
+		            "GPU", "VENDOR", "ARCH", "MEM GiB", "ALLOC", "TYPE", "GB/s", "FP64",
+		            "FP32", "64:32", "BF16", "FP8", "INT8", "TDP W");
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct gpu_spec *g = &rows[i];
@@ -192,7 +215,8 @@ cmd_specs(int argc, char **argv, struct gs_config *cfg)
 		}
 		strbuf_addf(&out, "%-28.28s %-7.7s %-10.10s", g->name, g->vendor ? g->vendor : "-",
 		            g->arch ? g->arch : "-");
-		rate(&out, g->mem_gb, 6);
+		rate(&out, g->mem_gib, 7);
+		alloc(&out, g);
 		strbuf_addf(&out, " %-7.7s", g->mem_type && *g->mem_type ? g->mem_type : "-");
 		rate(&out, g->mem_bw_gbs, 6);
 		rate(&out, g->fp64, 6);
@@ -211,8 +235,11 @@ cmd_specs(int argc, char **argv, struct gs_config *cfg)
 		fit_jw_close(&jw, ']');
 		fit_jw_end(&jw);
 	} else {
-		strbuf_addstr(&out, "(dense peak TFLOPS, TOPS for INT8, without sparsity; 64:32 is "
-		                    "FP64:FP32 without tensor cores)\n");
+		strbuf_addstr(&out,
+		              "(MEM GiB as sold; ALLOC GiB what a PyTorch program can allocate: "
+		              "the driver's total, * a real capture,\n less its reserve and a "
+		              "CUDA context; dense peak TFLOPS, TOPS for INT8, without sparsity;\n"
+		              " 64:32 is FP64:FP32 without tensor cores)\n");
 	}
 	if (want && !shown) {
 		const struct gpu_spec *close[5];

@@ -38,8 +38,9 @@ enum col {
 	C_KIND,
 	C_PCI,
 	C_ALIASES,
-	C_MEM_GB,
+	C_MEM_GIB,
 	C_MEM_MIB,
+	C_RESERVED_MIB,
 	C_MEM_TYPE,
 	C_BW,
 	C_FP64,
@@ -59,9 +60,10 @@ enum col {
 };
 
 static const char *const col_name[C__COUNT] = {
-	"name",     "vendor",     "arch", "kind",        "pci_ids", "aliases", "mem_gb", "mem_mib",
-	"mem_type", "mem_bw_gbs", "fp64", "fp64_tensor", "fp32",    "tf32",    "fp16",   "bf16",
-	"fp8",      "int8",       "fp4",  "tdp_w",       "pcie",    "source",  "notes",
+	"name",        "vendor",  "arch",         "kind",     "pci_ids",    "aliases",
+	"mem_gib",     "mem_mib", "reserved_mib", "mem_type", "mem_bw_gbs", "fp64",
+	"fp64_tensor", "fp32",    "tf32",         "fp16",     "bf16",       "fp8",
+	"int8",        "fp4",     "tdp_w",        "pcie",     "source",     "notes",
 };
 
 static bool
@@ -180,6 +182,60 @@ cell_pci(struct gpu_spec *r, uint8_t *shared, const char *c)
 	}
 }
 
+/* ---- memory: from the size as sold to what a program can allocate ---- */
+
+#define MIB 1048576.0
+#define GIB 1073741824.0
+
+static bool
+mem_type_is(const struct gpu_spec *r, const char *prefix)
+{
+	return !strncasecmp(r->mem_type, prefix, strlen(prefix));
+}
+
+/*
+ * What cards of r's kind keep of the size as sold, where no capture of r
+ * exists (data/specs/README.md, "Memory", lists each capture):
+ * - NVIDIA HBM3 / HBM3e (Hopper, Blackwell): H100 SXM5 shows 81559 of
+ *   81920 MiB, 0.44 %; the H200 (143771 of 144384 MiB, 0.42 %) and B200
+ *   (183359 of 184320, 0.52 %) agree within a tenth of a point.
+ * - NVIDIA HBM2 / HBM2e on Hopper (H100 PCIe) as HBM3 above; on Ampere
+ *   and Volta nothing: A100 40 and 80 GB and A800 80 GB show 40960 and
+ *   81920 MiB with current drivers.
+ * - GDDR6X: 1/2048 (RTX 4090 24564, RTX 4080 SUPER 16376 MiB); the RTX
+ *   3090 shows all 24576 and has its capture.
+ * - GDDR6 on a data-centre card, which runs ECC by default: ECC's 1/16
+ *   and 12 MiB more (L40S 46068 and A10 23028 MiB; L4 23034, T4 15360).
+ * - GDDR6 elsewhere (ECC off): nothing (RTX 2080 SUPER 8192 MiB).
+ * - GDDR7: 0.49 % (RTX 5090 32607 of 32768 MiB).
+ * - AMD: 16 MiB (amdgpu's mem_info_vram_total of an RX 6900 XT and a
+ *   Vega 56 in LACT's sysfs captures); Intel and Huawei: no capture seen,
+ *   nothing taken off.
+ */
+static double
+sold_reserve_rule(const struct gpu_spec *r)
+{
+	double sold = r->mem_gib * GIB;
+	bool hbm = mem_type_is(r, "HBM");
+
+	if (!strcmp(r->vendor, "AMD"))
+		return 16 * MIB;
+	if (strcmp(r->vendor, "NVIDIA"))
+		return 0;
+	if (hbm &&
+	    (mem_type_is(r, "HBM3") || !strcmp(r->arch, "Hopper") || !strcmp(r->arch, "Blackwell")))
+		return sold * (361.0 / 81920.0);
+	if (hbm)
+		return 0;
+	if (mem_type_is(r, "GDDR6X"))
+		return sold / 2048;
+	if (mem_type_is(r, "GDDR7"))
+		return sold * (161.0 / 32768.0);
+	if (mem_type_is(r, "GDDR6") && !strcmp(r->kind, "datacenter"))
+		return sold / 16 + 12 * MIB;
+	return 0;
+}
+
 static void
 parse_row(char **cell, size_t nr_cell, const int *map)
 {
@@ -203,8 +259,9 @@ parse_row(char **cell, size_t nr_cell, const int *map)
 	r->kind = cell_str(v[C_KIND]);
 	cell_pci(r, &table_shared[table_nr - 1], v[C_PCI]);
 	r->aliases = cell_str(v[C_ALIASES]);
-	r->mem_gb = cell_num(v[C_MEM_GB]);
-	r->mem_bytes = cell_num(v[C_MEM_MIB]) * 1048576.0;
+	r->mem_gib = cell_num(v[C_MEM_GIB]);
+	r->mem_bytes = cell_num(v[C_MEM_MIB]) * MIB;
+	r->reserved_bytes = cell_num(v[C_RESERVED_MIB]) * MIB;
 	r->mem_type = cell_str(v[C_MEM_TYPE]);
 	r->mem_bw_gbs = cell_num(v[C_BW]);
 	r->fp64 = cell_num(v[C_FP64]);
@@ -221,6 +278,12 @@ parse_row(char **cell, size_t nr_cell, const int *map)
 		r->pcie_gen = r->pcie_width = 0;
 	r->source = cell_str(v[C_SOURCE]);
 	r->notes = cell_str(v[C_NOTES]);
+	/* a capture is what the card shows; without one, the rule of its memory kind */
+	r->mem_measured = isfinite(r->mem_bytes) && r->mem_bytes > 0;
+	if (!r->mem_measured)
+		r->mem_bytes = r->mem_gib > 0 ? r->mem_gib * GIB - sold_reserve_rule(r) : NAN;
+	if (!(r->reserved_bytes >= 0))
+		r->reserved_bytes = NAN;
 }
 
 /*
@@ -371,7 +434,7 @@ mem_token(const char *t)
 static bool
 mem_token_fits(double gb, const struct gpu_spec *r)
 {
-	return !isnan(r->mem_gb) && fabs(gb - r->mem_gb) <= fmax(1.0, 0.03 * r->mem_gb);
+	return !isnan(r->mem_gib) && fabs(gb - r->mem_gib) <= fmax(1.0, 0.03 * r->mem_gib);
 }
 
 /*
@@ -460,20 +523,21 @@ name_fit(const struct toks *dev, const struct gpu_spec *r)
 
 /*
  * Whether the device's memory agrees with the row's: 1 yes, 0 no, -1 not
- * known. Drivers report GiB-sized totals, some less a reserve, so 80 GB
- * reads as 75-86 GB; 0.93-1.10 of the sold size keeps a 20 GB board from
- * passing for a 24 GB one.
+ * known. Drivers report the size as sold (GiB) less a reserve: 0 to 0.5 %,
+ * or a sixteenth with ECC on GDDR6 (an L40S shows 0.937 of its 48 GiB).
+ * 0.93-1.05 of the size as sold keeps a 20 GB board from passing for a
+ * 24 GB one, and a 16 GB one for a 15 GB one.
  */
 static int
 mem_fit(const struct gpu_device *d, const struct gpu_spec *r)
 {
 	double ratio;
 
-	if (!dev_has(d, GF_MEM_TOTAL) || !(d->v[GF_MEM_TOTAL] > 0) || isnan(r->mem_gb) ||
-	    r->mem_gb <= 0)
+	if (!dev_has(d, GF_MEM_TOTAL) || !(d->v[GF_MEM_TOTAL] > 0) || isnan(r->mem_gib) ||
+	    r->mem_gib <= 0)
 		return -1;
-	ratio = d->v[GF_MEM_TOTAL] / (r->mem_gb * 1e9);
-	return ratio >= 0.93 && ratio <= 1.10;
+	ratio = d->v[GF_MEM_TOTAL] / (r->mem_gib * GIB);
+	return ratio >= 0.93 && ratio <= 1.05;
 }
 
 /*
@@ -749,4 +813,87 @@ gpu_spec_find(const char *name, const struct gpu_spec **close, size_t max, size_
 	free(fit);
 	free(score);
 	return NULL;
+}
+
+/* ---- memory a program can allocate ---- */
+
+/*
+ * PyTorch's CUDA context: "around 400MB if CUDA >= 11.7 is used and lazy
+ * module loading enabled (default in PyTorch)" (ptrblck, pytorch/pytorch
+ * #109888, 2023-09-23; ~300 MB in #107667, more than 1000 MB before
+ * CUDA 11.7 loaded every kernel). nvidia-smi counts it as used, apart from
+ * the driver's "Reserved".
+ */
+#define CONTEXT_BYTES (400 * MIB)
+
+double
+gpu_spec_sold_reserve(const struct gpu_spec *g)
+{
+	if (!g || !(g->mem_gib > 0) || !isfinite(g->mem_bytes))
+		return NAN;
+	return g->mem_measured ? g->mem_gib * GIB - g->mem_bytes : sold_reserve_rule(g);
+}
+
+/*
+ * NVML's "Reserved" for an NVIDIA total without a capture: 396 MiB and
+ * 1.56 MiB per GiB, the line through the RTX 2080 SUPER (408 MiB of 8192)
+ * and the H200 (614 of 143771), which the H100 (479 of 81559, rule 520)
+ * and RTX 4080 SUPER (434 of 16376, rule 421) follow within 9 %; the
+ * L40S (609 of 46068, rule 466) reserves more. Other vendors' drivers
+ * report what they keep inside the total they show: nothing; nor is
+ * anything taken off a spec built without a vendor.
+ */
+static double
+reserved_rule(double total, const struct gpu_spec *g)
+{
+	if (g && (!g->vendor || strcmp(g->vendor, "NVIDIA")))
+		return 0;
+	return round(396 + 1.56 * (total / GIB)) * MIB;
+}
+
+double
+gpu_spec_reserved_bytes(const struct gpu_spec *g)
+{
+	if (!g || !isfinite(g->mem_bytes))
+		return NAN;
+	return isfinite(g->reserved_bytes) ? g->reserved_bytes : reserved_rule(g->mem_bytes, g);
+}
+
+double
+gpu_spec_cuda_total_bytes(const struct gpu_spec *g)
+{
+	double r = gpu_spec_reserved_bytes(g);
+
+	return isfinite(r) ? g->mem_bytes - r : NAN;
+}
+
+double
+gpu_spec_context_bytes(const struct gpu_spec *g)
+{
+	(void)g;
+	return CONTEXT_BYTES;
+}
+
+double
+gpu_spec_usable_bytes(const struct gpu_spec *g)
+{
+	double t = gpu_spec_cuda_total_bytes(g);
+
+	return isfinite(t) ? fmax(0, t - gpu_spec_context_bytes(g)) : NAN;
+}
+
+double
+gpu_usable_from_total(double total_bytes, const struct gpu_spec *g)
+{
+	double r;
+
+	if (!(total_bytes > 0) || !isfinite(total_bytes))
+		return NAN;
+	/* a capture's reserve is of that card; another size (MIG, a variant) takes the rule */
+	if (g && isfinite(g->reserved_bytes) && g->mem_measured &&
+	    fabs(total_bytes - g->mem_bytes) < 64 * MIB)
+		r = g->reserved_bytes;
+	else
+		r = reserved_rule(total_bytes, g);
+	return fmax(0, total_bytes - r - gpu_spec_context_bytes(g));
 }
