@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,91 +34,126 @@ static pthread_once_t catalog_once = PTHREAD_ONCE_INIT;
 
 /* ---- the catalog ---- */
 
-enum col_kind { COL_NUM, COL_BILLIONS, COL_BOOL, COL_NAME, COL_FAMILY, COL_SOURCE };
+enum col_kind { COL_NUM, COL_BILLIONS, COL_BOOL, COL_NAME, COL_FAMILY, COL_ALIASES, COL_SOURCE };
 
 static const struct column {
 	const char *name;
 	enum col_kind kind;
 	size_t off; /* of the double or bool in struct model_cfg */
+	bool required;
 } columns[] = {
-#define NUM(c, f)                                         \
-	{                                                 \
-		c, COL_NUM, offsetof(struct model_cfg, f) \
+#define NUM(c, f, r)                                         \
+	{                                                    \
+		c, COL_NUM, offsetof(struct model_cfg, f), r \
 	}
-	{ "name", COL_NAME, 0 },
-	{ "family", COL_FAMILY, 0 },
-	NUM("layers", layers),
-	NUM("hidden", hidden),
-	NUM("heads", heads),
-	NUM("kv_heads", kv_heads),
-	NUM("head_dim", head_dim),
-	NUM("intermediate", intermediate),
-	NUM("vocab", vocab),
-	NUM("max_ctx", max_ctx),
-	{ "tied", COL_BOOL, offsetof(struct model_cfg, tied_embeddings) },
-	{ "qkv_bias", COL_BOOL, offsetof(struct model_cfg, qkv_bias) },
-	NUM("experts", experts),
-	NUM("experts_per_tok", experts_per_token),
-	NUM("moe_intermediate", moe_intermediate),
-	NUM("shared_experts", shared_experts),
-	NUM("first_dense", first_dense_layers),
-	NUM("q_lora_rank", q_lora_rank),
-	NUM("kv_lora_rank", kv_lora_rank),
-	NUM("qk_nope_head_dim", qk_nope_head_dim),
-	NUM("qk_rope_head_dim", qk_rope_head_dim),
-	NUM("v_head_dim", v_head_dim),
-	NUM("sliding_window", sliding_window),
-	NUM("sliding_every", sliding_every),
-	{ "params_b", COL_BILLIONS, offsetof(struct model_cfg, params_published) },
-	{ "active_b", COL_BILLIONS, offsetof(struct model_cfg, active_published) },
-	{ "source", COL_SOURCE, 0 },
+	{ "name", COL_NAME, 0, true },
+	{ "family", COL_FAMILY, 0, true },
+	NUM("layers", layers, true),
+	NUM("hidden", hidden, true),
+	NUM("heads", heads, true),
+	NUM("kv_heads", kv_heads, true),
+	NUM("head_dim", head_dim, true),
+	NUM("intermediate", intermediate, true),
+	NUM("vocab", vocab, true),
+	NUM("max_ctx", max_ctx, false),
+	{ "tied", COL_BOOL, offsetof(struct model_cfg, tied_embeddings), false },
+	{ "qkv_bias", COL_BOOL, offsetof(struct model_cfg, qkv_bias), false },
+	{ "qk_norm", COL_BOOL, offsetof(struct model_cfg, qk_norm), false },
+	NUM("experts", experts, false),
+	NUM("experts_per_tok", experts_per_token, false),
+	NUM("moe_intermediate", moe_intermediate, false),
+	NUM("shared_experts", shared_experts, false),
+	NUM("first_dense", first_dense_layers, false),
+	NUM("q_lora_rank", q_lora_rank, false),
+	NUM("kv_lora_rank", kv_lora_rank, false),
+	NUM("qk_nope_head_dim", qk_nope_head_dim, false),
+	NUM("qk_rope_head_dim", qk_rope_head_dim, false),
+	NUM("v_head_dim", v_head_dim, false),
+	NUM("sliding_window", sliding_window, false),
+	NUM("sliding_every", sliding_every, false),
+	{ "params_b", COL_BILLIONS, offsetof(struct model_cfg, params_published), false },
+	{ "active_b", COL_BILLIONS, offsetof(struct model_cfg, active_published), false },
+	{ "vision_b", COL_BILLIONS, offsetof(struct model_cfg, vision_params), false },
+	{ "aliases", COL_ALIASES, 0, false },
+	{ "source", COL_SOURCE, 0, true },
 #undef NUM
 };
 
 #define MAX_COLS 40
 
-/* One cell as a number: "?" (or empty, or not a number) is unknown, NAN. */
-static double
-cell_num(const char *cell, size_t len)
+/* counts past 2^53 are not whole numbers in a double, and no model has one */
+#define COUNT_MAX 9007199254740992.0
+
+/*
+ * One cell as a number into *v: "?" is unknown (NAN); 0, or -1 when the cell
+ * is no number at all, or not a finite one from 0 to 2^53.
+ */
+static int
+cell_num(const char *cell, size_t len, double *v)
 {
 	char buf[64], *end;
-	double v;
 
-	if (!len || len >= sizeof(buf) || (len == 1 && *cell == '?'))
-		return NAN;
+	if (len == 1 && *cell == '?') {
+		*v = NAN;
+		return 0;
+	}
+	if (!len || len >= sizeof(buf))
+		return -1;
 	memcpy(buf, cell, len);
 	buf[len] = '\0';
-	v = strtod(buf, &end);
-	return end == buf || *end ? NAN : v;
+	*v = strtod(buf, &end);
+	return end == buf || *end || !(*v >= 0 && *v <= COUNT_MAX) ? -1 : 0;
 }
 
-static void
-set_cell(struct model_cfg *m, const struct column *c, const char *cell, size_t len)
+/* One cell into its field; -1 (with err) when the cell is not of its kind. */
+static int
+set_cell(struct model_cfg *m, const struct column *c, const char *cell, size_t len,
+         const char *file, size_t line, struct err *err)
 {
 	char *base = (char *)m;
 	double v;
 
 	switch (c->kind) {
 	case COL_NAME:
+		if (!len || len >= sizeof(m->name))
+			return err_set(err, E_PARSE, "%s:%zu: the name is empty or over %zu bytes",
+			               file, line, sizeof(m->name) - 1);
 		snprintf(m->name, sizeof(m->name), "%.*s", (int)len, cell);
 		break;
 	case COL_FAMILY:
+		if (!len || len >= sizeof(m->family))
+			return err_set(err, E_PARSE,
+			               "%s:%zu: the family is empty or over %zu bytes", file, line,
+			               sizeof(m->family) - 1);
 		snprintf(m->family, sizeof(m->family), "%.*s", (int)len, cell);
 		break;
+	case COL_ALIASES:
+		/* "-" (or nothing) is none: the static "" of model_clear stays */
+		if (len && !(len == 1 && *cell == '-'))
+			m->aliases = xstrndup(cell, len);
+		break;
 	case COL_SOURCE:
-		m->source = xstrndup(cell, len);
+		if (len)
+			m->source = xstrndup(cell, len);
 		break;
 	case COL_BOOL:
-		*(bool *)(void *)(base + c->off) = len == 3 && !strncmp(cell, "yes", 3);
+		if (len == 3 && !strncmp(cell, "yes", 3))
+			*(bool *)(void *)(base + c->off) = true;
+		else if (len == 2 && !strncmp(cell, "no", 2))
+			*(bool *)(void *)(base + c->off) = false;
+		else
+			return err_set(err, E_PARSE, "%s:%zu: %s \"%.*s\" is not yes or no", file,
+			               line, c->name, (int)(len > 32 ? 32 : len), cell);
 		break;
 	case COL_BILLIONS:
-		v = cell_num(cell, len);
-		*(double *)(void *)(base + c->off) = v * 1e9;
-		break;
 	case COL_NUM:
-		*(double *)(void *)(base + c->off) = cell_num(cell, len);
+		if (cell_num(cell, len, &v) < 0)
+			return err_set(err, E_PARSE, "%s:%zu: %s \"%.*s\" is not a count or ?",
+			               file, line, c->name, (int)(len > 32 ? 32 : len), cell);
+		*(double *)(void *)(base + c->off) = c->kind == COL_BILLIONS ? v * 1e9 : v;
 		break;
 	}
+	return 0;
 }
 
 static void
@@ -127,53 +163,136 @@ model_clear(struct model_cfg *m)
 	m->max_ctx = NAN;
 	m->params_published = NAN;
 	m->active_published = NAN;
+	m->aliases = "";
 	m->source = "";
 }
+
+/* the tab-separated cells of one line, at most MAX_COLS + 1 (more is an error) */
+static size_t
+split_cells(const char *p, const char *eol, const char **cell, size_t *len)
+{
+	size_t n = 0;
+
+	for (const char *q = p; n <= MAX_COLS && q <= eol; n++) {
+		const char *tab = memchr(q, '\t', (size_t)(eol - q));
+
+		cell[n] = q;
+		len[n] = (size_t)((tab ? tab : eol) - q);
+		q = (tab ? tab : eol) + 1;
+	}
+	return n;
+}
+
+/* the header line: which column is which; 0 or -1 with err */
+static int
+parse_header(const char **cell, const size_t *len, size_t n, const struct column **map,
+             const char *file, size_t line, struct err *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		map[i] = NULL;
+		for (size_t j = 0; j < ARRAY_SIZE(columns); j++)
+			if (strlen(columns[j].name) == len[i] &&
+			    !strncmp(columns[j].name, cell[i], len[i]))
+				map[i] = &columns[j];
+		for (size_t k = 0; map[i] && k < i; k++)
+			if (map[k] == map[i])
+				return err_set(err, E_PARSE, "%s:%zu: column \"%s\" twice", file,
+				               line, map[i]->name);
+	}
+	for (size_t j = 0; j < ARRAY_SIZE(columns); j++) {
+		bool found = false;
+
+		for (size_t i = 0; i < n; i++)
+			found |= map[i] == &columns[j];
+		if (columns[j].required && !found)
+			return err_set(err, E_PARSE, "%s:%zu: the header has no \"%s\" column",
+			               file, line, columns[j].name);
+	}
+	return 0;
+}
+
+void
+model_table_free(struct model_cfg *rows, size_t nr)
+{
+	/* the strings were xstrndup'd here (the static "" of model_clear is never freed) */
+	for (size_t i = 0; rows && i < nr; i++) {
+		if (rows[i].aliases && rows[i].aliases[0])
+			free((void *)(uintptr_t)rows[i].aliases);
+		if (rows[i].source && rows[i].source[0])
+			free((void *)(uintptr_t)rows[i].source);
+	}
+	free(rows);
+}
+
+int
+model_table_parse(const char *text, size_t len, const char *file, struct model_cfg **rows,
+                  size_t *nr, struct err *err)
+{
+	const char *p = text, *end = text + len, *next;
+	const struct column *map[MAX_COLS + 1] = { NULL };
+	struct model_cfg *t = NULL;
+	size_t ncols = 0, n = 0, alloc = 0, line = 0;
+
+	*rows = NULL;
+	*nr = 0;
+	for (; p < end; p = next) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p)), *cell[MAX_COLS + 1];
+		size_t clen[MAX_COLS + 1], nc;
+
+		line++;
+		if (!eol)
+			eol = end;
+		next = eol < end ? eol + 1 : end;
+		if (eol > p && eol[-1] == '\r')
+			eol--; /* a CRLF line end reads as LF */
+		if (*p == '#' || eol == p)
+			continue;
+		nc = split_cells(p, eol, cell, clen);
+		if (nc > MAX_COLS) {
+			err_set(err, E_PARSE, "%s:%zu: more than %d columns", file, line, MAX_COLS);
+			goto fail;
+		}
+		if (!ncols) {
+			if (parse_header(cell, clen, nc, map, file, line, err) < 0)
+				goto fail;
+			ncols = nc;
+			continue;
+		}
+		if (nc != ncols) {
+			err_set(err, E_PARSE, "%s:%zu: %zu cells, the header has %zu", file, line,
+			        nc, ncols);
+			goto fail;
+		}
+		ALLOC_GROW(t, n + 1, alloc);
+		model_clear(&t[n]);
+		n++;
+		for (size_t i = 0; i < nc; i++)
+			if (map[i] &&
+			    set_cell(&t[n - 1], map[i], cell[i], clen[i], file, line, err) < 0)
+				goto fail;
+	}
+	if (!ncols) {
+		err_set(err, E_PARSE, "%s: no header line", file);
+		goto fail;
+	}
+	*rows = t;
+	*nr = n;
+	return 0;
+fail:
+	model_table_free(t, n);
+	return E_PARSE;
+}
+
+static struct err catalog_err = ERR_INIT;
 
 static void
 parse_catalog(void)
 {
-	const char *p = models_tsv, *end = models_tsv_end;
-	const struct column *map[MAX_COLS] = { NULL };
-	size_t ncols = 0, alloc = 0;
-
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		const char *cell[MAX_COLS], *q;
-		size_t len[MAX_COLS], n = 0;
-
-		if (!eol)
-			eol = end;
-		if (*p == '#' || eol == p) {
-			p = eol + 1;
-			continue;
-		}
-		for (q = p; n < MAX_COLS && q <= eol; n++) {
-			const char *tab = memchr(q, '\t', (size_t)(eol - q));
-
-			cell[n] = q;
-			len[n] = (size_t)((tab ? tab : eol) - q);
-			q = (tab ? tab : eol) + 1;
-		}
-		if (!ncols) {
-			/* the header line: which column is which */
-			for (size_t i = 0; i < n; i++)
-				for (size_t j = 0; j < ARRAY_SIZE(columns); j++)
-					if (strlen(columns[j].name) == len[i] &&
-					    !strncmp(columns[j].name, cell[i], len[i]))
-						map[i] = &columns[j];
-			ncols = n;
-		} else {
-			struct model_cfg *m;
-
-			ALLOC_GROW(catalog, catalog_nr + 1, alloc);
-			m = &catalog[catalog_nr++];
-			model_clear(m);
-			for (size_t i = 0; i < n && i < ncols; i++)
-				if (map[i])
-					set_cell(m, map[i], cell[i], len[i]);
-		}
-		p = eol + 1;
+	/* the built-in table is tested to parse (t_models); should it not, there is no catalog */
+	if (model_table_parse(models_tsv, (size_t)(models_tsv_end - models_tsv),
+	                      "data/models/models.tsv", &catalog, &catalog_nr, &catalog_err) < 0) {
+		catalog = NULL;
+		catalog_nr = 0;
 	}
 }
 
@@ -202,14 +321,6 @@ norm_name(char *dst, size_t size, const char *s)
 }
 
 static bool
-ends_with(const char *s, const char *suffix)
-{
-	size_t a = strlen(s), b = strlen(suffix);
-
-	return a >= b && !strcmp(s + a - b, suffix);
-}
-
-static bool
 has_json_ext(const char *s)
 {
 	size_t n = strlen(s);
@@ -217,65 +328,159 @@ has_json_ext(const char *s)
 	return n > 5 && !strcasecmp(s + n - 5, ".json");
 }
 
-/* The catalog row whose normalised name is key; with prefix, the one row key begins. */
+/*
+ * Whether row m is key (normalised), by its name or one of its aliases; with
+ * prefix, whether key begins one. The name matched goes to as (may be NULL).
+ */
+static bool
+row_matches(const struct model_cfg *m, const char *key, bool prefix, char *as, size_t size)
+{
+	size_t k = strlen(key);
+	char nm[sizeof(m->name)];
+	const char *a = m->aliases ? m->aliases : "";
+
+	norm_name(nm, sizeof(nm), m->name);
+	if (prefix ? !strncmp(nm, key, k) : !strcmp(nm, key)) {
+		if (as)
+			snprintf(as, size, "%s", m->name);
+		return true;
+	}
+	while (*a) {
+		const char *comma = strchr(a, ','), *e = comma ? comma : a + strlen(a);
+		char one[sizeof(m->name)];
+
+		snprintf(one, sizeof(one), "%.*s", (int)(e - a), a);
+		norm_name(nm, sizeof(nm), one);
+		if (nm[0] && (prefix ? !strncmp(nm, key, k) : !strcmp(nm, key))) {
+			if (as)
+				snprintf(as, size, "%s", one);
+			return true;
+		}
+		a = comma ? comma + 1 : e;
+	}
+	return false;
+}
+
+/* The catalog row key (normalised) names; with prefix, the one row key begins. */
 static const struct model_cfg *
-find_norm(const char *key, bool prefix, size_t *nr_match)
+find_norm(const char *key, bool prefix, size_t *nr_match, char *as, size_t size)
 {
 	const struct model_cfg *t, *hit = NULL;
-	size_t n = model_catalog(&t), k = strlen(key);
-	char nm[sizeof(t->name)];
+	size_t n = model_catalog(&t);
 
 	*nr_match = 0;
 	for (size_t i = 0; i < n; i++) {
-		norm_name(nm, sizeof(nm), t[i].name);
-		if (prefix ? !strncmp(nm, key, k) : !strcmp(nm, key)) {
-			hit = &t[i];
+		if (row_matches(&t[i], key, prefix, hit ? NULL : as, size)) {
+			hit = hit ? hit : &t[i];
 			(*nr_match)++;
 		}
 	}
 	return hit;
 }
 
+/*
+ * Name tokens that say how a checkpoint was tuned, packed or quantised, not
+ * what shape it has: "Llama-2-7b-chat-hf", "Qwen2.5-7B-Instruct-AWQ",
+ * "Llama-3.2-3B-Instruct-unsloth-bnb-4bit", "gemma-3-1b-pt".
+ */
+static bool
+neutral_token(const char *t, size_t n)
+{
+	static const char *const words[] = {
+		"instruct", "chat",    "base", "hf",   "it",   "pt",      "bnb",  "4bit",
+		"8bit",     "unsloth", "gguf", "awq",  "gptq", "fp8",     "fp16", "bf16",
+		"int4",     "int8",    "mlx",  "exl2", "qat",  "dynamic",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (strlen(words[i]) == n && !strncasecmp(t, words[i], n))
+			return true;
+	return false;
+}
+
+/* a GGUF type token ("Q4", "q8", "IQ3"): it and all after it are how the file is quantised */
+static bool
+gguf_token(const char *t, size_t n)
+{
+	if (n >= 2 && (t[0] == 'i' || t[0] == 'I') && (t[1] == 'q' || t[1] == 'Q'))
+		t++, n--;
+	return n >= 2 && (t[0] == 'q' || t[0] == 'Q') && isdigit((unsigned char)t[1]);
+}
+
+/*
+ * name as its shape: the organisation prefix, a ".gguf" ending, a leading
+ * "Meta-" (Meta-Llama-3-8B) and the neutral tokens left out, then normalised.
+ */
+static void
+clean_name(char *dst, size_t size, const char *name)
+{
+	const char *slash = strrchr(name, '/'), *p = slash ? slash + 1 : name;
+	size_t len = strlen(p), ntok = 0;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (len > 5 && !strcasecmp(p + len - 5, ".gguf"))
+		len -= 5;
+	for (size_t i = 0; i < len;) {
+		size_t j = i;
+
+		while (j < len && p[j] != '-' && p[j] != '_' && !isspace((unsigned char)p[j]))
+			j++;
+		if (j > i) {
+			if (gguf_token(p + i, j - i))
+				break;
+			if (!neutral_token(p + i, j - i) &&
+			    !(ntok == 0 && j - i == 4 && !strncasecmp(p + i, "meta", 4) &&
+			      j + 1 < len && !strncasecmp(p + j + 1, "llama", 5)))
+				strbuf_addf(&sb, "%s%.*s", sb.len ? "-" : "", (int)(j - i), p + i);
+			ntok++;
+		}
+		i = j + 1;
+	}
+	norm_name(dst, size, sb.len ? sb.buf : "");
+	strbuf_release(&sb);
+}
+
 int
 model_lookup(const char *name, struct model_cfg *out, struct err *err)
 {
-	static const char *const suffixes[] = { "instruct", "chat", "base", "hf", "it" };
 	const struct model_cfg *t, *hit, *close[3] = { NULL };
 	size_t n = model_catalog(&t), nr = 0, nr_prefix = 0, dist[3] = { 0 };
-	char key[128], nm[sizeof(t->name)];
+	const char *slash = name ? strrchr(name, '/') : NULL;
+	char key[128], clean[128], nm[sizeof(t->name)], as[sizeof(t->name)] = "";
 	struct strbuf sb = STRBUF_INIT;
 
-	norm_name(key, sizeof(key), name ? name : "");
+	if (!n && catalog_err.code)
+		return err_set(err, E_PARSE, "%s", catalog_err.msg);
+	norm_name(key, sizeof(key), slash ? slash + 1 : name ? name : "");
 	if (!key[0])
 		return err_set(err, E_USAGE, "no model name given");
-	hit = find_norm(key, false, &nr);
-	/* "Llama-3.1-8B-Instruct", "gemma-2-9b-it": the base model's shape */
-	for (size_t i = 0; !hit && i < ARRAY_SIZE(suffixes); i++) {
-		if (ends_with(key, suffixes[i]) && strlen(key) > strlen(suffixes[i])) {
-			char base[sizeof(key)];
-
-			snprintf(base, sizeof(base), "%.*s",
-			         (int)(strlen(key) - strlen(suffixes[i])), key);
-			hit = find_norm(base, false, &nr);
-		}
-	}
-	if (!hit) {
+	clean_name(clean, sizeof(clean), name);
+	/* the name as typed, then without what does not change the shape */
+	hit = find_norm(key, false, &nr, as, sizeof(as));
+	if (!hit && clean[0])
+		hit = find_norm(clean, false, &nr, as, sizeof(as));
+	if (!hit && clean[0]) {
 		/* a unique beginning ("qwen2.5-72"); several ("mistral-7b") is no answer */
-		hit = find_norm(key, true, &nr_prefix);
+		hit = find_norm(clean, true, &nr_prefix, NULL, 0);
 		if (nr_prefix != 1)
 			hit = NULL;
+		as[0] = '\0';
 	}
 	if (hit) {
 		*out = *hit;
+		if (as[0])
+			snprintf(out->name, sizeof(out->name), "%s", as);
 		return 0;
 	}
-	/* up to three close names: the ones key begins, then the nearest by edits */
+	/* up to three close names: the ones the shape key begins, then the nearest by edits */
+	if (!clean[0])
+		snprintf(clean, sizeof(clean), "%s", key);
 	for (size_t i = 0; i < n; i++) {
 		size_t d;
 
 		norm_name(nm, sizeof(nm), t[i].name);
-		d = !strncmp(nm, key, strlen(key)) ? 0 : str_distance(key, nm);
-		if (d > strlen(key) / 2 + 2)
+		d = !strncmp(nm, clean, strlen(clean)) ? 0 : str_distance(clean, nm);
+		if (d > strlen(clean) / 2 + 2)
 			continue;
 		for (size_t j = 0; j < 3; j++) {
 			if (!close[j] || d < dist[j]) {
@@ -315,8 +520,8 @@ z(double v)
 static double
 norms_per_layer(const struct model_cfg *m)
 {
-	/* Gemma 2 and 3 norm before and after both attention and MLP */
-	return !strcmp(m->family, "gemma2") || !strcmp(m->family, "gemma3") ? 4 : 2;
+	/* Gemma 2 and 3 norm before and after both attention and MLP ("gemma3_text" too) */
+	return !strncmp(m->family, "gemma2", 6) || !strncmp(m->family, "gemma3", 6) ? 4 : 2;
 }
 
 static double
@@ -339,6 +544,8 @@ attention_params(const struct model_cfg *m)
 
 		if (m->qkv_bias)
 			p += q + 2 * kv;
+		if (m->qk_norm)
+			p += 2 * m->head_dim; /* q_norm and k_norm weigh one head's width each */
 		return p;
 	}
 }
@@ -363,6 +570,8 @@ count_params(const struct model_cfg *m, double *total, double *active)
 	} else {
 		*total = *active = shared + layers * dense_mlp;
 	}
+	/* a vision encoder loads with the model (memory) but text tokens do not pass it (speed) */
+	*total += z(m->vision_params);
 }
 
 double
@@ -627,9 +836,6 @@ cfg_num(const json_t *root, const char *key, double *v)
 	return 1;
 }
 
-/* counts past 2^53 are not whole numbers in a double, and no model has one */
-#define COUNT_MAX 9007199254740992.0
-
 static void
 config_name(char *buf, size_t size, const char *path)
 {
@@ -670,6 +876,7 @@ config_fill(const json_t *j, const char *path, struct model_cfg *out, struct err
 		K("max_position_embeddings", max_ctx, false),
 		K("num_local_experts", experts, false),
 		K("n_routed_experts", experts, false),
+		K("num_experts", experts, false), /* Qwen2-MoE, Qwen3-MoE */
 		K("num_experts_per_tok", experts_per_token, false),
 		K("moe_intermediate_size", moe_intermediate, false),
 		K("n_shared_experts", shared_experts, false),
@@ -681,6 +888,8 @@ config_fill(const json_t *j, const char *path, struct model_cfg *out, struct err
 		K("v_head_dim", v_head_dim, false),
 		K("sliding_window", sliding_window, false),
 		K("sliding_window_pattern", sliding_every, false),
+		K("_sliding_window_pattern", sliding_every,
+		  false), /* Gemma 3, newer transformers */
 #undef K
 	};
 	const json_t *type = cfg_get(j, "model_type");
@@ -739,6 +948,10 @@ config_fill(const json_t *j, const char *path, struct model_cfg *out, struct err
 		out->sliding_window = 0;
 	if (out->sliding_window > 0 && !out->sliding_every && !strcmp(out->family, "gemma2"))
 		out->sliding_every = 2; /* Gemma 2 alternates local and global layers */
+	if (out->sliding_window > 0 && !out->sliding_every && !strncmp(out->family, "gemma3", 6))
+		out->sliding_every = 6; /* Gemma 3: 5 local layers to 1 global (its report) */
+	/* Qwen3 and Gemma 3 normalise q and k per head (their modeling files' q_norm, k_norm) */
+	out->qk_norm = !strncmp(out->family, "qwen3", 5) || !strncmp(out->family, "gemma3", 6);
 	out->source = "Hugging Face config.json";
 	return 0;
 }
@@ -795,6 +1008,10 @@ model_resolve(const char *arg, struct model_cfg *out, struct err *err)
 		if (stat(arg, &st) < 0 && slash && slash[1] && !has_json_ext(arg) &&
 		    model_lookup(slash + 1, out, NULL) == 0)
 			return 0;
+		/* "Qwen/Qwen2.5-Math-7B", no such file: say what the catalog has close to it */
+		if (stat(arg, &st) < 0 && slash && slash[1] && slash == strchr(arg, '/') &&
+		    slash > arg && arg[0] != '.' && !has_json_ext(arg))
+			return model_lookup(arg, out, err);
 		return model_from_config(arg, out, err);
 	}
 	if (looks_like_size(arg))

@@ -14,12 +14,14 @@ struct err;
 
 struct model_cfg {
 	char name[96];
-	char family[32]; /* "llama", "qwen2", "mistral", "mixtral", "deepseek_v3", "gemma2", "phi3",
-	                    "generic" */
+	char family[32]; /* model_type: "llama", "qwen2", "qwen3", "qwen3_moe", "mistral",
+	                    "mixtral", "deepseek_v3", "gemma2", "gemma3", "phi3"; "generic" for a
+	                    bare size */
 	double layers, hidden, heads, kv_heads, head_dim, intermediate, vocab;
 	double max_ctx; /* max_position_embeddings (or the model card's context) */
 	bool tied_embeddings;
 	bool qkv_bias; /* Qwen2 */
+	bool qk_norm;  /* an RMSNorm of head_dim on q and on k per layer (Qwen3, Gemma 3) */
 	/* mixture of experts; experts 0 = dense */
 	double experts, experts_per_token, moe_intermediate, shared_experts, first_dense_layers;
 	/* multi-head latent attention (DeepSeek); kv_lora_rank 0 = none */
@@ -29,14 +31,36 @@ struct model_cfg {
 	double sliding_every;    /* every Nth layer is global (Gemma 2: 2), 0 = all windowed */
 	double params_published; /* total, from the model card; NAN unknown */
 	double active_published; /* MoE: active per token; NAN unknown */
-	const char *source;      /* catalog rows: where the values come from */
+	double vision_params; /* a vision encoder that loads with the decoder (Gemma 3), 0 none */
+	const char *aliases;  /* catalog rows: other names, comma-separated; "" none */
+	const char *source;   /* catalog rows: where the values come from */
 };
 
 /* Every catalog row (name and family filled), in catalog order. */
 size_t model_catalog(const struct model_cfg **out);
 
-/* The catalog model name names (case-insensitive, '-'/'_'/'.'/' ' ignored); -1 none (err names
- * close ones). */
+/*
+ * Parses a catalog in the format of data/models/models.tsv (text of len
+ * bytes, named file in messages) into *rows (xmalloc'd, *nr of them; free
+ * with model_table_free). Returns 0, or E_PARSE with err one line naming the
+ * file, the line and what is wrong: no header, a header without a required
+ * column or with one twice, a row whose cell count differs from the
+ * header's, a cell that is not a number (or "?"), not yes/no, or an empty or
+ * over-long name.
+ */
+int model_table_parse(const char *text, size_t len, const char *file, struct model_cfg **rows,
+                      size_t *nr, struct err *err);
+void model_table_free(struct model_cfg *rows, size_t nr);
+
+/*
+ * The catalog model name names, as users type it: case-insensitive, '-' '_'
+ * '.' ' ' ignored; an organisation prefix ("meta-llama/") left out; tokens
+ * that do not change the shape dropped ("-Instruct", "-chat", "-hf", "-it",
+ * "-Base", "-bnb-4bit", "-GGUF", "-AWQ", "-GPTQ", "-FP8", "-Int4", a leading
+ * "Meta-", a GGUF type such as "-Q4_K_M" and what follows it); a row's
+ * aliases match as its name does (out->name is then the alias); else a
+ * unique beginning. 0, or E_NOTFOUND with up to three close names in err.
+ */
 int model_lookup(const char *name, struct model_cfg *out, struct err *err);
 
 /*

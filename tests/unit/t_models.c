@@ -40,7 +40,7 @@ test_catalog(void)
 	size_t n = model_catalog(&t), unknown = 0;
 	bool sourced = true, named = true, shaped = true;
 
-	is_int(n, 21, "catalog: 21 rows");
+	is_int(n, 50, "catalog: 50 rows");
 	for (size_t i = 0; i < n; i++) {
 		const double shape[] = { t[i].layers,       t[i].hidden,       t[i].heads,
 			                 t[i].kv_heads,     t[i].head_dim,     t[i].intermediate,
@@ -56,7 +56,7 @@ test_catalog(void)
 				diag("%s: shape value %zu unknown", t[i].name, k);
 				shaped = false;
 			}
-		unknown += isnan(t[i].sliding_window);
+		unknown += isnan(t[i].sliding_window) + isnan(t[i].vision_params);
 		if (isnan(t[i].params_published))
 			shaped = false;
 		if ((t[i].experts > 0) != !isnan(t[i].active_published))
@@ -65,7 +65,8 @@ test_catalog(void)
 	ok(sourced, "catalog: every row has a source");
 	ok(named, "catalog: every row has a name and a family");
 	ok(shaped, "catalog: every shape cell and published count known (active for MoE only)");
-	is_int(unknown, 1, "catalog: one '?' (Phi-3-mini's sliding window), read as NAN");
+	/* Phi-3-mini's window was the last '?': its config.json says 2047 (README.md) */
+	is_int(unknown, 0, "catalog: no '?' left in the windows and vision counts");
 	if (n) {
 		is_str(t[0].name, "Llama-2-7B", "catalog: first row");
 		is_int(t[0].layers, 32, "catalog: Llama-2-7B layers");
@@ -91,6 +92,10 @@ static const struct {
 	{ "Llama-3.1-405B", 405.853, 0.01, NULL },
 	{ "Llama-3.2-1B", 0, 0.01, NULL },
 	{ "Llama-3.2-3B", 0, 0.01, NULL },
+	{ "Llama-3.3-70B", 70.554, 0.01, NULL },
+	{ "Qwen2.5-0.5B", 0, 0.01, NULL },
+	{ "Qwen2.5-1.5B", 0, 0.01, NULL },
+	{ "Qwen2.5-3B", 0, 0.01, NULL },
 	{ "Qwen2.5-7B", 7.616, 0.01, NULL },
 	{ "Qwen2.5-14B", 14.770, 0.01, NULL },
 	/*
@@ -100,14 +105,42 @@ static const struct {
 	 */
 	{ "Qwen2.5-32B", 32.764, 0.01, NULL },
 	{ "Qwen2.5-72B", 72.706, 0.01, NULL },
+	{ "Qwen3-0.6B", 0, 0.01, NULL },
+	/* 1.72B computed; the card says 1.7B (and 1.4B without embeddings, as computed) */
+	{ "Qwen3-1.7B", 0, 0.015, "1.7B is the card's rounding of 1.72B" },
+	{ "Qwen3-4B", 0, 0.01, NULL },
+	{ "Qwen3-8B", 0, 0.01, NULL },
+	{ "Qwen3-14B", 0, 0.01, NULL },
+	{ "Qwen3-32B", 0, 0.01, NULL },
+	{ "Qwen3-30B-A3B", 0, 0.01, NULL },
+	{ "Qwen3-235B-A22B", 0, 0.01, NULL },
 	{ "Mistral-7B-v0.1", 7.242, 0.01, NULL },
 	{ "Mistral-7B-v0.3", 7.248, 0.01, NULL },
+	/* 40 x 272.6M + 1.34B of untied embeddings = 12.25B; Mistral names it 12B */
+	{ "Mistral-Nemo-12B", 0, 0.025, "12B is the rounded name of a 12.25B model" },
+	/* 23.57B; Mistral names it 24B */
+	{ "Mistral-Small-24B-2501", 0, 0.02, "24B is the rounded name of a 23.57B model" },
 	{ "Mixtral-8x7B", 46.703, 0.01, NULL },
+	{ "Mixtral-8x22B", 0, 0.01, NULL },
 	/* 671B: without the 14B multi-token-prediction module (685B on HF) */
 	{ "DeepSeek-V3", 0, 0.01, NULL },
+	{ "DeepSeek-R1-Distill-Qwen-1.5B", 0, 0.01, NULL },
+	{ "DeepSeek-R1-Distill-Qwen-7B", 7.616, 0.01, NULL },
+	{ "DeepSeek-R1-Distill-Qwen-14B", 14.770, 0.01, NULL },
+	{ "DeepSeek-R1-Distill-Qwen-32B", 32.764, 0.01, NULL },
+	{ "Gemma-2-2B", 0, 0.01, NULL },
 	{ "Gemma-2-9B", 9.242, 0.01, NULL },
 	{ "Gemma-2-27B", 27.227, 0.01, NULL },
+	{ "Gemma-3-1B", 0, 0.01, NULL },
+	{ "Gemma-3-4B", 0, 0.01, NULL },
+	{ "Gemma-3-12B", 0, 0.01, NULL },
+	{ "Gemma-3-27B", 0, 0.01, NULL },
 	{ "Phi-3-mini", 3.821, 0.01, NULL },
+	{ "Phi-3-mini-128k", 3.821, 0.01, NULL },
+	{ "Phi-3-medium", 0, 0.01, NULL },
+	{ "Phi-3.5-mini", 3.821, 0.01, NULL },
+	{ "Phi-4", 0, 0.01, NULL },
+	{ "Phi-4-mini", 0, 0.01, NULL },
 };
 
 static void
@@ -129,8 +162,26 @@ test_params(void)
 		   p / 1e9, expect[i].tolerance * 100, m.params_published / 1e9,
 		   expect[i].why ? ": " : "", expect[i].why ? expect[i].why : "");
 		if (m.experts == 0)
-			is_dbl(model_active_params(&m), p, 0, "params: %s dense, all active",
+			is_dbl(model_active_params(&m) + m.vision_params, p, 0,
+			       "params: %s dense, all active (but a vision encoder)",
 			       expect[i].name);
+	}
+	{
+		const struct model_cfg *t;
+		size_t n = model_catalog(&t), missing = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			size_t j = 0;
+
+			while (j < sizeof(expect) / sizeof(expect[0]) &&
+			       strcmp(expect[j].name, t[i].name))
+				j++;
+			if (j == sizeof(expect) / sizeof(expect[0])) {
+				diag("%s has no published-count test", t[i].name);
+				missing++;
+			}
+		}
+		is_int(missing, 0, "params: every catalog row is held to its published count");
 	}
 
 	m = get("Mixtral-8x7B");
@@ -165,6 +216,71 @@ test_params(void)
 	m = get("Phi-3-mini");
 	m.hidden = NAN;
 	ok(isnan(model_params(&m)), "params: an unknown shape value gives NAN, not a guess");
+
+	/* MoE active counts against the cards */
+	m = get("Qwen3-30B-A3B");
+	ok(fabs(model_active_params(&m) / m.active_published - 1) < 0.02,
+	   "params: Qwen3-30B-A3B active %.2fB, about the card's 3.3B",
+	   model_active_params(&m) / 1e9);
+	m = get("Qwen3-235B-A22B");
+	ok(fabs(model_active_params(&m) / m.active_published - 1) < 0.02,
+	   "params: Qwen3-235B-A22B active %.2fB, about the card's 22B",
+	   model_active_params(&m) / 1e9);
+	m = get("Mixtral-8x22B");
+	ok(fabs(model_active_params(&m) / m.active_published - 1) < 0.01,
+	   "params: Mixtral-8x22B active %.2fB, about the announced 39B",
+	   model_active_params(&m) / 1e9);
+
+	/* Qwen3's q_norm and k_norm: head_dim each per layer */
+	m = get("Qwen3-8B");
+	{
+		double with = model_params(&m);
+
+		m.qk_norm = false;
+		is_dbl(with - model_params(&m), 36.0 * 2 * 128, 0,
+		       "params: Qwen3-8B q/k norms, 36 x 2 x 128");
+	}
+	/* Qwen3's card gives non-embedding counts: 8B 6.95B, 0.6B 0.44B */
+	m = get("Qwen3-8B");
+	is_dbl((model_params(&m) - 2 * 151936.0 * 4096) / 1e9, 6.95, 0.005,
+	       "params: Qwen3-8B 6.95B without embeddings (card)");
+	m = get("Qwen3-0.6B");
+	is_dbl((model_params(&m) - 151936.0 * 1024) / 1e9, 0.44, 0.005,
+	       "params: Qwen3-0.6B 0.44B without the tied embedding (card)");
+	/* Gemma 3 report table 1: non-embedding 698M / 3209M / 10759M / 25600M */
+	{
+		static const struct {
+			const char *name;
+			double non_embedding_m;
+		} g3[] = { { "Gemma-3-1B", 698 },
+			   { "Gemma-3-4B", 3209 },
+			   { "Gemma-3-12B", 10759 },
+			   { "Gemma-3-27B", 25600 } };
+
+		for (size_t i = 0; i < sizeof(g3) / sizeof(g3[0]); i++) {
+			m = get(g3[i].name);
+			is_dbl((model_params(&m) - m.vision_params - m.vocab * m.hidden) / 1e6,
+			       g3[i].non_embedding_m, 0.5 + g3[i].non_embedding_m * 0.0005,
+			       "params: %s non-embedding %.0fM (Gemma 3 report)", g3[i].name,
+			       g3[i].non_embedding_m);
+		}
+	}
+	m = get("Gemma-3-4B");
+	is_dbl(m.vision_params, 0.417e9, 0, "params: Gemma-3-4B vision encoder 417M");
+	is_dbl(model_params(&m) - model_active_params(&m), 0.417e9, 1,
+	       "params: the vision encoder is weight, not per-token work");
+	/* Gemma 2 report: 2B = 590M embedding + 2024M non-embedding */
+	m = get("Gemma-2-2B");
+	is_dbl((model_params(&m) - m.vocab * m.hidden) / 1e6, 2024.5, 0.5,
+	       "params: Gemma-2-2B non-embedding 2024.5M (Gemma 2 report)");
+	/* DeepSeek-R1-Distill-Qwen-1.5B unties Qwen2.5-1.5B's head: 1.78B, not 1.54B */
+	m = get("DeepSeek-R1-Distill-Qwen-1.5B");
+	{
+		struct model_cfg q = get("Qwen2.5-1.5B");
+
+		is_dbl(model_params(&m) - model_params(&q), 151936.0 * 1536, 0,
+		       "params: R1-Distill-Qwen-1.5B = Qwen2.5-1.5B + an untied head");
+	}
 }
 
 static void
@@ -232,9 +348,47 @@ test_kv(void)
 	is_dbl(model_kv_bytes(&m, 4096, 2) / GIB, 1.3125, 0, "kv: Gemma-2-9B 4k = 1.31 GiB");
 	is_dbl(model_kv_bytes(&m, 8192, 2), 344064.0 / 2 * (8192 + 4096), 0,
 	       "kv: Gemma-2-9B 8k: 21 global layers hold 8192, 21 local ones 4096");
+	/* Phi-3-mini-4k's config: sliding_window 2047 on every layer */
 	m = get("Phi-3-mini");
-	is_dbl(model_kv_bytes(&m, 4096, 2) / GIB, 1.5, 0,
-	       "kv: Phi-3-mini, window unknown ('?'): counted in full");
+	is_dbl(model_kv_bytes(&m, 2047, 2), 2047 * 393216.0, 0, "kv: Phi-3-mini at its window");
+	is_dbl(model_kv_bytes(&m, 4096, 2), 2047 * 393216.0, 0,
+	       "kv: Phi-3-mini at 4096 capped at its 2047 window");
+	/* Phi-3.5-mini's window (262144) is past its context: no cap */
+	m = get("Phi-3.5-mini");
+	is_dbl(model_kv_bytes(&m, 131072, 2) / GIB, 48, 0,
+	       "kv: Phi-3.5-mini 128k = 48 GiB, uncapped");
+	/*
+	 * Gemma 3: 5 local layers (window 1024) to 1 global. 27B: 62 layers, 10
+	 * global (layers 6, 12, ... 60), 16 KV heads x 128: 8 KiB per layer-token.
+	 */
+	m = get("Gemma-3-27B");
+	is_dbl(model_kv_bytes_per_token(&m, 2), 62 * 8192.0, 0,
+	       "kv: Gemma-3-27B 62 x 8 KiB per token");
+	is_dbl(model_kv_bytes(&m, 32768, 2), 8192.0 * (10 * 32768 + 52 * 1024), 0,
+	       "kv: Gemma-3-27B 32k: 10 global layers hold 32768, 52 local ones 1024");
+	is_dbl(model_kv_bytes(&m, 131072, 2) / GIB, (8192.0 * (10 * 131072 + 52 * 1024)) / GIB, 0,
+	       "kv: Gemma-3-27B 128k = %.2f GiB, not %.1f",
+	       8192.0 * (10 * 131072 + 52 * 1024) / GIB, 62 * 8192.0 * 131072 / GIB);
+	/* Gemma-3-1B: 26 layers, 4 global, window 512, 1 KV head x 256 */
+	m = get("Gemma-3-1B");
+	is_dbl(model_kv_bytes(&m, 32768, 2), 1024.0 * (4 * 32768 + 22 * 512), 0,
+	       "kv: Gemma-3-1B 32k: 4 global layers, 22 with the 512 window");
+	m = get("Gemma-2-2B");
+	is_dbl(model_kv_bytes(&m, 8192, 2), 4096.0 * (13 * 8192 + 13 * 4096), 0,
+	       "kv: Gemma-2-2B 8k: 13 global, 13 local (4096)");
+	/* GQA rows: layers x kv_heads x head_dim x 2 x 2 bytes */
+	m = get("Qwen3-8B");
+	is_dbl(model_kv_bytes_per_token(&m, 2), 36 * 8 * 128 * 4.0, 0,
+	       "kv: Qwen3-8B 144 KiB/token");
+	m = get("Qwen3-30B-A3B");
+	is_dbl(model_kv_bytes(&m, 32768, 2) / GIB, 3, 0,
+	       "kv: Qwen3-30B-A3B 32k = 3 GiB (4 KV heads)");
+	m = get("Mistral-Nemo-12B");
+	is_dbl(model_kv_bytes(&m, 131072, 2) / GIB, 20, 0, "kv: Mistral-Nemo 128k = 20 GiB");
+	m = get("Mixtral-8x22B");
+	is_dbl(model_kv_bytes(&m, 65536, 2) / GIB, 14, 0, "kv: Mixtral-8x22B 64k = 14 GiB");
+	m = get("DeepSeek-R1");
+	is_dbl(model_kv_bytes_per_token(&m, 2), 70272, 0, "kv: DeepSeek-R1 as V3 (MLA latent)");
 }
 
 static void
@@ -277,6 +431,221 @@ test_lookup(void)
 	is_int(model_lookup("zzzzzzzzzzzz", &m, &err), E_NOTFOUND, "lookup: nonsense");
 	ok(strstr(err.msg, "zzzzzzzzzzzz") && !strstr(err.msg, "close"),
 	   "lookup: ... no close names (%s)", err.msg);
+}
+
+/* name resolves to catalog row want, printed as shown */
+static void
+resolves(const char *name, const char *row, const char *shown, const char *why)
+{
+	struct model_cfg m, r = get(row);
+	struct err err = ERR_INIT;
+	int rc = model_lookup(name, &m, &err);
+
+	ok(rc == 0 && !strcmp(m.name, shown) && model_params(&m) == model_params(&r) &&
+	           m.max_ctx == r.max_ctx,
+	   "lookup: \"%s\" is %s (%s)%s%s", name, shown, why, rc ? ": " : "", rc ? err.msg : "");
+}
+
+static void
+refused_name(const char *name, const char *close, const char *why)
+{
+	struct model_cfg m;
+	struct err err = ERR_INIT;
+
+	ok(model_lookup(name, &m, &err) == E_NOTFOUND && (!close || strstr(err.msg, close)),
+	   "lookup: \"%s\" refused (%s): %s", name, why, err.msg);
+}
+
+static void
+test_lookup_typed(void)
+{
+	const struct model_cfg *t;
+	size_t n = model_catalog(&t), dup = 0;
+
+	/* the names of the brief, as users paste them from the Hub */
+	resolves("meta-llama/Llama-3.1-8B-Instruct", "Llama-3.1-8B", "Llama-3.1-8B",
+	         "organisation and -Instruct left out");
+	resolves("Qwen/Qwen2.5-7B-Instruct", "Qwen2.5-7B", "Qwen2.5-7B", "Qwen/ and -Instruct");
+	resolves("llama-2-7b-hf", "Llama-2-7B", "Llama-2-7B", "-hf");
+	resolves("Llama-2-7b-chat-hf", "Llama-2-7B", "Llama-2-7B", "-chat and -hf");
+	resolves("mistralai/Mistral-7B-Instruct-v0.3", "Mistral-7B-v0.3", "Mistral-7B-v0.3",
+	         "-Instruct before the version");
+	resolves("google/gemma-2-9b-it", "Gemma-2-9B", "Gemma-2-9B", "-it");
+	resolves("unsloth/Llama-3.2-3B-Instruct-bnb-4bit", "Llama-3.2-3B", "Llama-3.2-3B",
+	         "-bnb-4bit");
+	/* each rule once more */
+	resolves("unsloth/Meta-Llama-3.1-8B-Instruct-unsloth-bnb-4bit", "Llama-3.1-8B",
+	         "Llama-3.1-8B", "a leading Meta- and unsloth's suffix");
+	resolves("meta-llama/Meta-Llama-3-8B-Instruct", "Llama-3-8B", "Llama-3-8B",
+	         "Llama 3's Hub name, not 3.1's");
+	resolves("TheBloke/Llama-2-13B-chat-GGUF", "Llama-2-13B", "Llama-2-13B", "-GGUF");
+	resolves("bartowski/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf", "Llama-3.1-8B", "Llama-3.1-8B",
+	         "a GGUF file name: the type and .gguf");
+	resolves("Qwen2.5-14B-Instruct-AWQ", "Qwen2.5-14B", "Qwen2.5-14B", "-AWQ");
+	resolves("Qwen/Qwen2.5-72B-Instruct-GPTQ-Int4", "Qwen2.5-72B", "Qwen2.5-72B", "-GPTQ-Int4");
+	resolves("Qwen/Qwen3-8B-FP8", "Qwen3-8B", "Qwen3-8B", "-FP8");
+	resolves("Qwen/Qwen3-30B-A3B-Base", "Qwen3-30B-A3B", "Qwen3-30B-A3B", "-Base");
+	resolves("google/gemma-3-4b-pt", "Gemma-3-4B", "Gemma-3-4B", "Gemma's -pt");
+	resolves("google/gemma-3-27b-it", "Gemma-3-27B", "Gemma-3-27B", "-it");
+	resolves("microsoft/Phi-3-mini-4k-instruct", "Phi-3-mini", "Phi-3-mini-4k",
+	         "an alias, shown as typed");
+	resolves("microsoft/Phi-3-mini-128k-instruct", "Phi-3-mini-128k", "Phi-3-mini-128k",
+	         "the 128k row");
+	resolves("microsoft/Phi-3.5-mini-instruct", "Phi-3.5-mini", "Phi-3.5-mini", "3.5");
+	resolves("microsoft/phi-4", "Phi-4", "Phi-4", "lowercase");
+	resolves("microsoft/Phi-4-mini-instruct", "Phi-4-mini", "Phi-4-mini", "not Phi-4");
+	resolves("mistralai/Mixtral-8x7B-Instruct-v0.1", "Mixtral-8x7B", "Mixtral-8x7B-v0.1",
+	         "the versioned alias");
+	resolves("mistralai/Mistral-Small-24B-Instruct-2501", "Mistral-Small-24B-2501",
+	         "Mistral-Small-24B-2501", "the date kept: it names the shape");
+	resolves("mistralai/Mistral-Nemo-Instruct-2407", "Mistral-Nemo-12B", "Mistral-Nemo-2407",
+	         "an alias with its date");
+	resolves("deepseek-ai/DeepSeek-R1", "DeepSeek-V3", "DeepSeek-R1", "R1 is V3's shape");
+	resolves("deepseek-ai/DeepSeek-R1-Distill-Llama-8B", "Llama-3.1-8B",
+	         "DeepSeek-R1-Distill-Llama-8B", "Llama 3.1 8B's shape and context");
+	resolves("deepseek-ai/DeepSeek-R1-Distill-Llama-70B", "Llama-3.3-70B",
+	         "DeepSeek-R1-Distill-Llama-70B", "Llama 3.3 70B's");
+	resolves("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "DeepSeek-R1-Distill-Qwen-7B",
+	         "DeepSeek-R1-Distill-Qwen-7B", "its own row: 128K, not Qwen2.5's 32K");
+	resolves("Qwen/Qwen2.5-Coder-7B-Instruct", "Qwen2.5-7B", "Qwen2.5-Coder-7B",
+	         "Coder: Qwen2.5-7B's shape");
+	resolves("Qwen2.5-Coder-32B-Instruct", "Qwen2.5-32B", "Qwen2.5-Coder-32B", "Coder 32B");
+	resolves("qwen3 235b a22b", "Qwen3-235B-A22B", "Qwen3-235B-A22B", "blanks");
+
+	/* what changes the shape or the context is not left out */
+	refused_name("Qwen/Qwen2.5-Math-7B", "Qwen2.5-7B", "Math is another model");
+	refused_name("Qwen2.5-7B-Instruct-1M", NULL, "1M context is not Qwen2.5-7B's 32K");
+	refused_name("mistralai/Mistral-Small-3.1-24B-Instruct-2503", NULL,
+	             "3.1 adds vision: not the 2501 row");
+	refused_name("mistralai/Mistral-7B-Instruct-v0.2", "Mistral-7B",
+	             "v0.2 is not in the catalog");
+	refused_name("Instruct-GGUF", NULL, "nothing left of the name");
+
+	/* no two rows answer to one name: every name and alias finds its own row */
+	for (size_t i = 0; i < n; i++) {
+		char names[512], *save = NULL;
+		struct model_cfg a;
+
+		snprintf(names, sizeof(names), "%s%s%s", t[i].name, t[i].aliases[0] ? "," : "",
+		         t[i].aliases);
+		for (char *one = strtok_r(names, ",", &save); one;
+		     one = strtok_r(NULL, ",", &save)) {
+			if (model_lookup(one, &a, NULL) != 0 || strcmp(a.name, one) ||
+			    model_params(&a) != model_params(&t[i]) || a.max_ctx != t[i].max_ctx) {
+				diag("%s does not resolve to its own row", one);
+				dup++;
+			}
+		}
+	}
+	is_int(dup, 0, "lookup: every catalog name and alias resolves to its own row");
+}
+
+/* one malformed catalog text: E_PARSE, one line naming the file and holding want */
+static void
+table_refused(const char *what, const char *text, const char *want)
+{
+	struct model_cfg *rows = (struct model_cfg *)1;
+	size_t nr = 99;
+	struct err err = ERR_INIT;
+	int rc = model_table_parse(text, strlen(text), "x.tsv", &rows, &nr, &err);
+
+	ok(rc == E_PARSE && !rows && !nr && !strncmp(err.msg, "x.tsv", 5) &&
+	           strstr(err.msg, want) && !strchr(err.msg, '\n'),
+	   "table: %s refused (%s)", what, err.msg);
+}
+
+#define HDR "name\tfamily\tlayers\thidden\theads\tkv_heads\thead_dim\tintermediate\tvocab\tsource\n"
+
+static void
+test_table(void)
+{
+	struct model_cfg *rows;
+	size_t nr;
+	struct err err = ERR_INIT;
+	char wide[4096] = "";
+	const char *good =
+	        "# a comment\n\n" HDR "tiny\tllama\t2\t64\t4\t4\t16\t128\t100\tsomewhere\r\n"
+	        "odd\tqwen3\t?\t64\t4\t4\t16\t128\t100\tx\n";
+
+	ok(model_table_parse(good, strlen(good), "x.tsv", &rows, &nr, &err) == 0 && nr == 2,
+	   "table: comments, a blank line, CRLF, two rows (%s)", err.msg);
+	if (nr == 2) {
+		is_str(rows[0].name, "tiny", "table: name");
+		is_str(rows[0].source, "somewhere", "table: source without the CR");
+		ok(isnan(rows[1].layers), "table: '?' is NAN");
+		ok(isnan(rows[0].max_ctx) && isnan(rows[0].params_published),
+		   "table: a column left out is unknown");
+		is_str(rows[0].aliases, "", "table: no aliases column, no aliases");
+	}
+	model_table_free(rows, nr);
+
+	table_refused("an empty text", "", "no header line");
+	table_refused("only comments", "# x\n# y\n", "no header line");
+	table_refused(
+	        "a header without kv_heads",
+	        "name\tfamily\tlayers\thidden\theads\thead_dim\tintermediate\tvocab\tsource\n",
+	        "no \"kv_heads\" column");
+	table_refused(
+	        "a header without vocab",
+	        "name\tfamily\tlayers\thidden\theads\tkv_heads\thead_dim\tintermediate\tsource\n",
+	        "no \"vocab\" column");
+	table_refused("a column twice",
+	              "name\tfamily\tlayers\thidden\theads\tkv_heads\thead_dim\tintermediate"
+	              "\tvocab\tsource\tlayers\n",
+	              "column \"layers\" twice");
+	table_refused("a short row", HDR "a\tllama\t2\t64\t4\t4\t16\t128\t100\n",
+	              "x.tsv:2: 9 cells");
+	table_refused("a long row", HDR "a\tllama\t2\t64\t4\t4\t16\t128\t100\ts\textra\n",
+	              "11 cells, the header has 10");
+	table_refused("a word for a count", HDR "a\tllama\tmany\t64\t4\t4\t16\t128\t100\ts\n",
+	              "x.tsv:2: layers \"many\" is not a count or ?");
+	table_refused("a negative count", HDR "a\tllama\t2\t-64\t4\t4\t16\t128\t100\ts\n",
+	              "hidden \"-64\" is not a count");
+	table_refused("a count with a unit", HDR "a\tllama\t2\t64\t4\t4\t16\t128k\t100\ts\n",
+	              "intermediate \"128k\"");
+	table_refused("an empty count", HDR "a\tllama\t2\t64\t\t4\t16\t128\t100\ts\n",
+	              "heads \"\"");
+	table_refused("a count past 2^53", HDR "a\tllama\t2\t64\t4\t4\t16\t1e300\t100\ts\n",
+	              "1e300");
+	table_refused("inf", HDR "a\tllama\t2\t64\t4\t4\t16\t128\tinf\ts\n", "vocab \"inf\"");
+	table_refused("nan", HDR "a\tllama\t2\t64\t4\t4\t16\t128\tnan\ts\n", "vocab \"nan\"");
+	table_refused("a bool not yes or no",
+	              "name\tfamily\tlayers\thidden\theads\tkv_heads\thead_dim\tintermediate"
+	              "\tvocab\tsource\ttied\na\tllama\t2\t64\t4\t4\t16\t128\t100\ts"
+	              "\ttrue\n",
+	              "tied \"true\" is not yes or no");
+	table_refused("an empty name", HDR "\tllama\t2\t64\t4\t4\t16\t128\t100\ts\n",
+	              "the name is empty");
+	table_refused("an empty family", HDR "a\t\t2\t64\t4\t4\t16\t128\t100\ts\n",
+	              "the family is empty");
+	table_refused("the error's line",
+	              HDR "a\tllama\t2\t64\t4\t4\t16\t128\t100\ts\n\n# c\n"
+	                  "b\tllama\tx\t64\t4\t4\t16\t128\t100\ts\n",
+	              "x.tsv:5:");
+	for (int i = 0; i < 45; i++)
+		memcpy(wide + 2 * i, "c\t", 2);
+	memcpy(wide + 90, "c\n", 3);
+	table_refused("46 columns", wide, "more than 40 columns");
+	{
+		static char big[200];
+
+		memset(big, 'n', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		{
+			char text[512];
+
+			snprintf(text, sizeof(text),
+			         HDR "%s\tllama\t2\t64\t4\t4\t16\t128\t100\ts\n", big);
+			table_refused("a 199-byte name", text, "over 95 bytes");
+		}
+	}
+	/* the built-in table passed the same parser: its 50 rows are there */
+	{
+		const struct model_cfg *t;
+
+		ok(model_catalog(&t) == 50 && !strcmp(t[49].name, "Phi-4-mini"),
+		   "table: data/models/models.tsv parses, last row Phi-4-mini");
+	}
 }
 
 static void
@@ -510,6 +879,62 @@ test_config(void)
 	is_dbl(model_kv_bytes(&m, 8192, 2), model_kv_bytes(ref("Gemma-2-9B"), 8192, 2), 0,
 	       "config: gemma-2-9b windowed KV as the catalog's");
 
+	/* Qwen3-MoE: num_experts, q/k norms by model_type (its config, vllm tests' copy) */
+	if (write_file(
+	            tmp, sizeof(tmp),
+	            "{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"model_type\": \"qwen3_moe\",\n"
+	            " \"hidden_size\": 2048, \"intermediate_size\": 6144,\n"
+	            " \"moe_intermediate_size\": 768, \"num_hidden_layers\": 48,\n"
+	            " \"num_attention_heads\": 32, \"num_key_value_heads\": 4, \"head_dim\": 128,\n"
+	            " \"num_experts\": 128, \"num_experts_per_tok\": 8, \"decoder_sparse_step\": 1,\n"
+	            " \"mlp_only_layers\": [], \"vocab_size\": 151936,\n"
+	            " \"max_position_embeddings\": 40960, \"sliding_window\": null,\n"
+	            " \"use_sliding_window\": false, \"tie_word_embeddings\": false}\n",
+	            1) == 0) {
+		err_clear(&err);
+		ok(model_from_config(tmp, &m, &err) == 0, "config: qwen3_moe %s", err.msg);
+		is_int(m.experts, 128, "config: qwen3_moe num_experts");
+		ok(m.qk_norm && !m.qkv_bias, "config: qwen3 q/k norms, no biases");
+		same_shape(&m, "Qwen3-30B-A3B", "qwen3_moe");
+		unlink(tmp);
+	}
+	/* Gemma 3: the shape in text_config, 5 local : 1 global, the vision tower not counted */
+	if (write_file(
+	            tmp, sizeof(tmp),
+	            "{\"architectures\": [\"Gemma3ForConditionalGeneration\"],\n"
+	            " \"model_type\": \"gemma3\", \"text_config\": {\"model_type\": \"gemma3_text\",\n"
+	            "  \"head_dim\": 128, \"hidden_size\": 5376, \"intermediate_size\": 21504,\n"
+	            "  \"num_attention_heads\": 32, \"num_hidden_layers\": 62,\n"
+	            "  \"num_key_value_heads\": 16, \"sliding_window\": 1024,\n"
+	            "  \"vocab_size\": 262208, \"max_position_embeddings\": 131072},\n"
+	            " \"vision_config\": {\"hidden_size\": 1152, \"num_hidden_layers\": 27}}\n",
+	            1) == 0) {
+		struct model_cfg c = get("Gemma-3-27B");
+
+		err_clear(&err);
+		ok(model_from_config(tmp, &m, &err) == 0, "config: gemma3 %s", err.msg);
+		ok(m.tied_embeddings && m.qk_norm, "config: gemma3 tied, q/k norms");
+		is_int(m.sliding_every, 6,
+		       "config: gemma3 without a pattern key: 5 local to 1 global");
+		is_dbl(model_kv_bytes(&m, 32768, 2), model_kv_bytes(&c, 32768, 2), 0,
+		       "config: gemma3 windowed KV as the catalog's Gemma-3-27B");
+		is_dbl(model_params(&m) + c.vision_params, model_params(&c), 0,
+		       "config: gemma3 decoder as the catalog's, less the 417M vision encoder");
+		unlink(tmp);
+	}
+	if (write_file(
+	            tmp, sizeof(tmp),
+	            "{\"model_type\": \"gemma3_text\", \"hidden_size\": 1152,\n"
+	            " \"intermediate_size\": 6912, \"num_attention_heads\": 4, \"head_dim\": 256,\n"
+	            " \"num_hidden_layers\": 26, \"num_key_value_heads\": 1, \"vocab_size\": 262144,\n"
+	            " \"sliding_window\": 512, \"_sliding_window_pattern\": 6,\n"
+	            " \"max_position_embeddings\": 32768}\n",
+	            1) == 0) {
+		ok(model_from_config(tmp, &m, NULL) == 0 && m.sliding_every == 6,
+		   "config: _sliding_window_pattern (newer transformers) read");
+		same_shape(&m, "Gemma-3-1B", "gemma-3-1b");
+		unlink(tmp);
+	}
 	err_clear(&err);
 	is_int(model_from_config(FIX "malformed.json", &m, &err), E_PARSE, "config: malformed");
 	ok(strstr(err.msg, "malformed.json") && strstr(err.msg, "line 7"),
@@ -586,6 +1011,14 @@ test_resolve(void)
 	           strstr(err.msg, "no/such/config.json"),
 	   "resolve: a missing path named (%s)", err.msg);
 	ok(model_resolve("", &m, NULL) < 0, "resolve: empty");
+	err_clear(&err);
+	ok(model_resolve("Qwen/Qwen2.5-Math-7B", &m, &err) == E_NOTFOUND &&
+	           strstr(err.msg, "Qwen/Qwen2.5-Math-7B") && strstr(err.msg, "close: Qwen2.5-7B"),
+	   "resolve: a Hub id not in the catalog (and no such file) gets close names (%s)",
+	   err.msg);
+	ok(model_resolve("unsloth/Llama-3.2-3B-Instruct-bnb-4bit", &m, NULL) == 0 &&
+	           !strcmp(m.name, "Llama-3.2-3B"),
+	   "resolve: unsloth's 4-bit Hub id is Llama-3.2-3B");
 }
 
 int
@@ -595,6 +1028,8 @@ main(void)
 	test_params();
 	test_kv();
 	test_lookup();
+	test_lookup_typed();
+	test_table();
 	test_size();
 	test_config();
 	test_resolve();
