@@ -25,16 +25,86 @@ enum fit_prec { FIT_FP32, FIT_BF16, FIT_FP16, FIT_FP8, FIT_INT8, FIT_INT4 };
 enum fit_optim { FIT_ADAMW, FIT_ADAMW_8BIT, FIT_SGD };
 enum fit_shard { FIT_SHARD_NONE, FIT_ZERO1, FIT_ZERO2, FIT_ZERO3, FIT_FSDP };
 enum fit_recompute { FIT_RECOMPUTE_NONE, FIT_RECOMPUTE_SELECTIVE, FIT_RECOMPUTE_FULL };
+/*
+ * The training stack whose defaults and memory habits fit follows (--trainer):
+ * hf = Transformers' Trainer with PEFT / TRL (prepare_model_for_kbit_training,
+ * unfused cross-entropy), llama-factory, unsloth (fused chunked cross-entropy,
+ * offloaded checkpoints), axolotl; torchtune (bf16 weights, gradients and
+ * optimizer states, no fp32 upcast, CEWithChunkedOutputLoss, checkpointing
+ * on in its recipes' configs).
+ */
+enum fit_trainer {
+	FIT_TRAINER_HF,
+	FIT_TRAINER_LLAMA_FACTORY,
+	FIT_TRAINER_UNSLOTH,
+	FIT_TRAINER_AXOLOTL,
+	FIT_TRAINER_TORCHTUNE
+};
+/* --offload: DeepSpeed ZeRO-Offload / FSDP CPU offload of optimizer states, parameters, both. */
+enum fit_offload { FIT_OFFLOAD_NONE, FIT_OFFLOAD_OPTIMIZER, FIT_OFFLOAD_PARAMS, FIT_OFFLOAD_ALL };
 
 /* The assumptions, stated where they are printed (docs/fit.md says why). */
-#define FIT_BW_EFFICIENCY   0.70              /* decode: share of peak memory bandwidth reached */
-#define FIT_MFU             0.40              /* prefill and training: model FLOPs utilisation */
-#define FIT_CUDA_CONTEXT    (512.0 * 1048576) /* per GPU: CUDA context, cuBLAS workspaces */
-#define FIT_FRAMEWORK_INFER 0.05 /* share added for the framework's allocator, inference */
-#define FIT_FRAMEWORK_TRAIN 0.10 /* the same, training (fragmentation, NCCL buffers) */
-#define FIT_FREEZE_LAYERS   2    /* --task freeze trains the last 2 layers (LLaMA-Factory) */
-#define FIT_PREFILL_CHUNK   8192 /* inference activations: prefill in chunks of this many tokens */
-#define FIT_LOGIT_BYTES     6    /* per logit in training: bf16 logits and their fp32 copy */
+#define FIT_BW_EFFICIENCY 0.70 /* decode: share of peak memory bandwidth reached */
+#define FIT_MFU           0.40 /* prefill and training: model FLOPs utilisation */
+/* per GPU: the CUDA context PyTorch makes (about 400 MiB, core/specs.h gpu_spec_context_bytes)
+ * and cuBLAS / cuBLASLt workspaces */
+#define FIT_CUDA_CONTEXT (512.0 * 1048576)
+/* the same for inference: of the KV cache, activations and workspace (a growing HF cache) */
+#define FIT_FRAMEWORK_INFER 0.05
+/*
+ * Training (inference above): the share added to what is allocated and freed every step
+ * (activations, logits, the dequantisation workspace, gathered layers),
+ * where the PyTorch caching allocator's cached, split blocks and NCCL
+ * buffers go; and the share added to what is allocated once (weights,
+ * gradients, optimizer states, adapters): the allocator rounds each tensor
+ * of over 10 MiB up to 2 MiB (c10/cuda/CUDACachingAllocator.cpp
+ * kRoundLarge), and unsloth's "fits in 41 GB" for Llama 3.3 70B QLoRA
+ * (unsloth.ai/blog/llama3-3, 2024-12) leaves no room for 10 % over 40 GB
+ * of weights.
+ */
+#define FIT_FRAMEWORK_TRAIN  0.10
+#define FIT_FRAMEWORK_STATIC 0.02
+#define FIT_FREEZE_LAYERS    2    /* --task freeze trains the last 2 layers (LLaMA-Factory) */
+#define FIT_PREFILL_CHUNK    8192 /* inference activations: prefill in chunks of this many tokens */
+/*
+ * llama.cpp (fit_job.ggml): prompts in micro-batches of n_ubatch 512 tokens
+ * (common/common.h), intermediates in f32, FlashAttention on (-fa auto): its
+ * compute buffer; its allocator plans buffers exactly (ggml-alloc.c): no
+ * framework share; token embeddings stay in host memory (src/llama-model.cpp:
+ * "very little benefit to offloading the input layer, so always keep it on
+ * the CPU"; a tied matrix is duplicated as the output, on the GPU).
+ */
+#define FIT_GGML_UBATCH 512
+/*
+ * The logits in training, bytes per token x vocabulary entry alive at the
+ * loss's peak (its backward): Transformers' ForCausalLMLoss (loss_utils.py)
+ * takes logits.float(), cross_entropy saves log_softmax's fp32 output; in
+ * the backward nll_loss' fp32 gradient and log_softmax's fp32 input gradient
+ * are alive with it: 4 + 4 + 4 (the 16-bit logits and the fp32 copy are
+ * freed when compute_loss returns).
+ */
+#define FIT_LOGITS_HF_BYTES 12
+/*
+ * unsloth never holds the whole logits: its fused linear cross-entropy
+ * (unsloth-zoo, Apple's Cut Cross-Entropy since 2024-11) works on chunks of
+ * tokens. Bytes per token x hidden: Liger's FusedLinearCrossEntropy rule (a
+ * chunk of ceil(BT / ceil(V / H)) tokens, rounded up to a power of two, of
+ * 16-bit logits: up to 4 bytes per token x hidden, and the loss's 16-bit
+ * input gradient, 2, computed in the forward); CCE holds less (left out).
+ */
+#define FIT_LOGITS_FUSED_PER_HIDDEN 6
+/*
+ * torchtune's CEWithChunkedOutputLoss (torchtune/modules/loss/ce_chunked_output_loss.py,
+ * 8 chunks): the 16-bit logits of every chunk (2), each chunk's fp32
+ * log_softmax saved for the backward (4), one chunk's fp32 copy at a time
+ * (4 / 8): the forward's end is the peak. torch.compile (off in the
+ * recipes' configs) fuses it further (left out).
+ */
+#define FIT_LOGITS_CHUNKED_BYTES (2 + 4 + 4.0 / 8)
+/* unsloth's "unsloth" checkpointing: layer inputs on the GPU at once (the rest in host memory) */
+#define FIT_OFFLOADED_CKPT_LAYERS 2
+/* DeepSpeed's estimators: host memory x 1.5 (their additional_buffer_factor) */
+#define FIT_DS_BUFFER_FACTOR 1.5
 
 struct fit_job {
 	enum fit_task task;
@@ -47,6 +117,18 @@ struct fit_job {
 	double lora_rank; /* lora and qlora */
 	double tokens;    /* a run of this many tokens (time and energy); 0 none */
 	bool checkpointing;
+	/* checkpointing was given (--checkpointing / --no-checkpointing); else the trainer's */
+	bool checkpointing_set;
+	enum fit_trainer trainer; /* default FIT_TRAINER_HF */
+	/* --pure-bf16: 16-bit weights, gradients and optimizer states, no fp32 master */
+	bool pure16;
+	enum fit_offload offload;
+	/* index into fit_quants() (fit/quant.h) of --precision's format; -1 a plain precision */
+	int quant;
+	double group_size; /* awq / gptq group size (default 128) */
+	int kv_cache;      /* index into fit_kv_types() (fit/quant.h); -1 the default (16-bit) */
+	/* run by llama.cpp (--engine llama.cpp / ollama; GGUF formats imply it) */
+	bool ggml;
 };
 
 /* The facts of a model the formulas use. */
@@ -62,13 +144,33 @@ struct fit_shape {
 	double embed_params;  /* vocab x hidden */
 	double lora_per_rank; /* LoRA adapter parameters per unit of rank, every linear layer */
 	double max_ctx;       /* 0 unknown */
+	/*
+	 * What quantisation formats treat differently (fit_job_weight_bytes()); all 0 in
+	 * a shape filled by hand, when the linear layers are taken as what is left of
+	 * params after the embeddings and LM head.
+	 */
+	bool tied;             /* the LM head is the token embedding matrix */
+	double norm_params;    /* every norm's weights (RMSNorm / LayerNorm) */
+	double linear_params;  /* every nn.Linear weight of the decoder layers, all experts */
+	double v_params;       /* of those, attention V (or MLA kv_b) projections */
+	double down_params;    /* of those, MLP down projections (all experts) */
+	double o_params;       /* of those, attention output projections */
+	double largest_linear; /* weights of the largest single linear layer (an expert's one) */
+	double gqa;            /* query heads per KV head */
+	double experts;        /* MoE experts per layer, 0 dense */
 };
 
 /* Memory per GPU, bytes, by what holds it. */
 struct fit_mem {
 	double weights, quant, gradients, optimizer, adapters, gathered, activations, kv_cache;
+	/* training: the logits, their fp32 copies and gradients (not in activations) */
+	double logits;
+	/* quantised weights: embeddings, LM head and norms left in 16 (or 32) bits */
+	double unquantised;
+	double dequant; /* quantised weights: the dequantisation workspace */
 	double cuda, framework, total;
 	double trainable; /* parameters trained */
+	double host; /* bytes held in host memory (--offload, offloaded checkpoints, llama.cpp) */
 };
 
 struct fit_speed {
@@ -96,6 +198,25 @@ void fit_job_init(struct fit_job *j);
 /* Whether j can be done at all; E_USAGE with a one-line reason. */
 int fit_job_check(const struct fit_job *j, struct err *err);
 
+/*
+ * Bytes of all of s's weights as job j stores them (quantised layers with
+ * their scales, the parts left in 16 bits, whatever the format keeps), and
+ * bytes of those one decode step reads per token (the active ones: MoE
+ * top-k); what fit_memory() and the engines' speed (fit/engine.h) agree on.
+ */
+double fit_job_weight_bytes(const struct fit_shape *s, const struct fit_job *j);
+double fit_job_active_weight_bytes(const struct fit_shape *s, const struct fit_job *j);
+/*
+ * KV-cache bytes per value for j: --kv-cache's type, else the activations'
+ * 16 bits (fp32 models: 4), fp8 and quantised weights included: engines
+ * quantise the cache only when asked (vLLM --kv-cache-dtype, llama.cpp -ctk).
+ */
+double fit_job_kv_value_bytes(const struct fit_job *j);
+/* Whether j checkpoints activations: as given, else its trainer's default for its task. */
+bool fit_job_checkpointing(const struct fit_job *j);
+/* Whether j is run by llama.cpp: j->ggml, or inference of a GGUF format. */
+bool fit_job_ggml(const struct fit_job *j);
+
 /* Bytes of a weight at p (int4: 0.5, without its quantisation constants). */
 double fit_weight_bytes(enum fit_prec p);
 /* Bits per weight of quantisation constants (scales) at p; qlora: NF4 with double quantisation. */
@@ -104,6 +225,30 @@ double fit_quant_bits(enum fit_prec p, enum fit_task t);
 double fit_kv_value_bytes(enum fit_prec p);
 /* Bytes per trained parameter of weights, gradients and optimizer states (mixed precision). */
 void fit_state_bytes(enum fit_prec p, enum fit_optim o, double *w, double *g, double *k);
+/* The same for job j: --pure-bf16 (pure_bf16) and torchtune keep all three in 16 bits. */
+void fit_job_state_bytes(const struct fit_job *j, double *w, double *g, double *k);
+/*
+ * The weight format j's weights are held in (fit/quant.h), or NULL for a
+ * plain precision: --precision's format, else QLoRA's bitsandbytes NF4 or
+ * LLM.int8 for int4 / int8.
+ */
+const struct fit_quant *fit_job_quant(const struct fit_job *j);
+/* Whether j's trainer casts what stays 16-bit to fp32 (prepare_model_for_kbit_training). */
+bool fit_job_upcasts(const struct fit_job *j);
+
+/*
+ * DeepSpeed's estimators of model-state memory (deepspeed/runtime/zero/
+ * stage_1_and_2.py estimate_zero2_model_states_mem_needs, stage3.py
+ * estimate_zero3_model_states_mem_needs; docs memory.rst), per GPU and per
+ * node's host, for params on gpus_per_node GPUs of nodes nodes, zero_init 1.
+ */
+void fit_ds_zero2_bytes(double params, double gpus_per_node, double nodes, bool offload_optimizer,
+                        double *gpu, double *cpu);
+void fit_ds_zero3_bytes(double params, double largest_layer, double gpus_per_node, double nodes,
+                        bool offload_params, bool offload_optimizer, bool zero_init, double *gpu,
+                        double *cpu);
+/* Training: the logits' bytes at the loss's peak (fit_mem.logits). */
+double fit_train_logits(const struct fit_shape *s, const struct fit_job *j);
 
 /*
  * Model states per GPU (ZeRO paper): stage 0 (w+g+k)P; 1 (w+g)P + kP/n;
@@ -148,7 +293,12 @@ double fit_max_ctx(const struct fit_shape *s, const struct fit_job *j, double ca
 
 /* Peak dense TFLOPS of g for j's compute precision; NAN unknown. */
 double fit_peak_tflops(const struct gpu_spec *g, const struct fit_job *j);
-/* Usable bytes of one g (mem_bytes, else mem_gb). */
+/*
+ * Bytes of one g a job's fit_mem.total is judged against: what CUDA calls
+ * its total (gpu_spec_cuda_total_bytes(): NVML's total less the driver's
+ * reserve); the CUDA context is in the need (fit_mem.cuda), not taken off
+ * here. Else mem_gib GiB.
+ */
 double fit_spec_bytes(const struct gpu_spec *g);
 /* Speeds of j on j->gpus of g. */
 void fit_speed(const struct fit_shape *s, const struct fit_job *j, const struct gpu_spec *g,

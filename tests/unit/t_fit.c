@@ -18,6 +18,7 @@
 #include "core/strbuf.h"
 #include "fit/fit.h"
 #include "fit/models.h"
+#include "fit/quant.h"
 #include "core/specs.h"
 
 #define GIB 1073741824.0
@@ -101,6 +102,19 @@ test_bytes_per_weight(void)
 	is_dbl(fit_quant_bits(FIT_BF16, FIT_INFER), 0, 0, "bf16: no quantisation constants");
 	is_dbl(fit_kv_value_bytes(FIT_INT4), 2, 0, "KV cache stays 16-bit under int4 weights");
 	is_dbl(fit_kv_value_bytes(FIT_FP8), 1, 0, "fp8 KV cache: 1 byte");
+	{
+		struct fit_job j;
+
+		fit_job_init(&j);
+		j.prec = FIT_FP8;
+		is_dbl(fit_job_kv_value_bytes(&j), 2, 0,
+		       "fp8 weights: the cache stays 16-bit (vLLM kv_cache_dtype auto)");
+		j.kv_cache = fit_kv_find("fp8");
+		is_dbl(fit_job_kv_value_bytes(&j), 1, 0, "unless --kv-cache fp8");
+		j.kv_cache = -1;
+		j.prec = FIT_FP32;
+		is_dbl(fit_job_kv_value_bytes(&j), 4, 0, "an fp32 model's cache: 4 bytes");
+	}
 }
 
 static void
@@ -269,31 +283,51 @@ test_activations(void)
 	is_dbl(fit_act_layer(4096, 1, 4096, 11008), 4096.0 * (18 * 4096 + 8 * 11008), 0,
 	       "Llama-2-7B layer at 4096: s(18h + 8I)");
 
+	/*
+	 * The logits left activations for their own line (fit_train_logits): they were
+	 * 6 bytes per token x vocab inside it; HF's ForCausalLMLoss holds 12 at its peak.
+	 */
 	llama2_7b(&m);
 	fit_job_init(&j);
 	j.task = FIT_FULL;
 	j.ctx = 4096;
-	is_dbl(fit_train_activations(&m, &j),
-	       32 * fit_act_layer(4096, 1, 4096, 11008) + 4096.0 * 32000 * FIT_LOGIT_BYTES, 0,
-	       "training activations: 32 layers + logits");
+	is_dbl(fit_train_activations(&m, &j), 32 * fit_act_layer(4096, 1, 4096, 11008), 0,
+	       "training activations: 32 layers (full, hf: no checkpointing by default)");
+	is_dbl(fit_train_logits(&m, &j), 4096.0 * 32000 * 12, 0,
+	       "logits: 12 bytes per token x vocab (HF ForCausalLMLoss)");
 	j.checkpointing = true;
 	is_dbl(fit_train_activations(&m, &j),
-	       32 * 2 * 4096.0 * 4096 + fit_act_layer(4096, 1, 4096, 11008) +
-	               4096.0 * 32000 * FIT_LOGIT_BYTES,
-	       0, "checkpointed: 2 sbh per layer + one layer recomputed + logits");
+	       32 * 2 * 4096.0 * 4096 +
+	               fmax(0, fit_act_layer(4096, 1, 4096, 11008) - 4096.0 * 32000 * 12),
+	       0, "checkpointed: 2 sbh per layer + the recomputed layer beyond the logits");
+	j.ctx = 512;
+	j.batch = 1;
+	m.vocab = 1000; /* a small vocabulary: the recomputed layer outgrows the logits */
+	is_dbl(fit_train_activations(&m, &j),
+	       32 * 2 * 512.0 * 4096 + fit_act_layer(512, 1, 4096, 11008) - 512.0 * 1000 * 12, 0,
+	       "checkpointed, small vocabulary: the layer's excess over the logits counts");
+	m.vocab = 32000;
+	j.ctx = 4096;
 	j.checkpointing = false;
 	j.task = FIT_FREEZE;
-	is_dbl(fit_train_activations(&m, &j),
-	       2 * fit_act_layer(4096, 1, 4096, 11008) + 4096.0 * 32000 * FIT_LOGIT_BYTES, 0,
+	is_dbl(fit_train_activations(&m, &j), 2 * fit_act_layer(4096, 1, 4096, 11008), 0,
 	       "freeze: only the 2 trained layers keep activations");
 	j.task = FIT_FULL;
 	j.prec = FIT_FP32;
 	j.batch = 2;
+	is_dbl(fit_train_activations(&m, &j), 2 * 2 * 32 * fit_act_layer(4096, 1, 4096, 11008), 0,
+	       "fp32 and batch 2: four times as much");
+	is_dbl(fit_train_logits(&m, &j), 2 * 4096.0 * 32000 * 12, 0,
+	       "fp32 logits: the same 12 bytes (the .float() copy is the logits themselves)");
+	j.prec = FIT_BF16;
+	j.batch = 1;
+	j.trainer = FIT_TRAINER_UNSLOTH;
+	is_dbl(fit_train_logits(&m, &j), 4096.0 * 4096 * 6, 0,
+	       "unsloth: fused linear cross-entropy, chunks: 6 bytes per token x hidden");
+	ok(fit_job_checkpointing(&j), "unsloth checkpoints full fine-tuning too");
 	is_dbl(fit_train_activations(&m, &j),
-	       2 * 2 *
-	               (32 * fit_act_layer(4096, 1, 4096, 11008) +
-	                4096.0 * 32000 * FIT_LOGIT_BYTES),
-	       0, "fp32 and batch 2: four times as much");
+	       2 * 2 * 4096.0 * 4096 + fit_act_layer(4096, 1, 4096, 11008) - 4096.0 * 4096 * 6, 0,
+	       "unsloth offloaded checkpoints: 2 layer inputs on the GPU");
 }
 
 static void
@@ -337,8 +371,10 @@ test_memory(void)
 	is_dbl(m.activations, 2048.0 * (4 * 4096 + 3 * 11008) * 2 + 32000 * 4, 0,
 	       "inference activations: one layer over the chunk, the last logits");
 	is_dbl(m.cuda, 512 * MIB, 0, "CUDA context 512 MiB");
-	is_dbl(m.total, (m.weights + m.kv_cache + m.activations) * 1.05 + 512 * MIB, 1,
-	       "inference total: lines + 5 %% + CUDA context");
+	/* issue 17: the allocator's share is 5 %% of what grows and shrinks (the cache and the
+	 * activations), 2 %% of the weights loaded once (it was 5 %% of all) */
+	is_dbl(m.total, (m.kv_cache + m.activations) * 1.05 + m.weights * 1.02 + 512 * MIB, 1,
+	       "inference total: lines + 5 %% / 2 %% + CUDA context");
 	/* accelerate / EleutherAI: inference "up to an additional 20%" over the weights. Ours
 	 * depends on context and batch; at batch 1 and 2048 tokens it lands within 5 % of 1.2x */
 	is_dbl(m.total / m.weights, 1.2, 0.06,
@@ -447,7 +483,8 @@ hand_gpu(double bw, double bf16, double tdp)
 
 	memset(&g, 0, sizeof(g));
 	g.name = "hand";
-	g.mem_gb = 80;
+	g.vendor = "NVIDIA";
+	g.mem_gib = 80;
 	g.mem_bytes = NAN;
 	g.mem_bw_gbs = bw;
 	g.fp64 = g.fp64_tensor = g.tf32 = g.fp8 = g.int8 = g.fp4 = NAN;
@@ -470,9 +507,10 @@ test_speed(void)
 	fit_job_init(&j);
 	j.ctx = 1000;
 	fit_speed(&s, &j, &g, &sp);
-	bytes = 2 * 6.738e9 + 524288.0 * 1000;
+	/* of the untied embedding matrix a step reads one row: it is left out (it was in) */
+	bytes = 2 * (6.738e9 - 32000.0 * 4096) + 524288.0 * 1000;
 	is_dbl(sp.bytes_per_step, bytes, 1,
-	       "decode reads the weights and the KV cache once a step");
+	       "decode reads the weights but the embeddings, and the KV cache, once a step");
 	is_dbl(sp.decode_bound, 1e12 / bytes, 1e-9, "bandwidth bound: BW / bytes per token");
 	is_dbl(sp.decode, FIT_BW_EFFICIENCY * 1e12 / bytes, 1e-9, "decode at 70 %% of it");
 	/* llm-fit.md section 0: 47-87 % of the bound for >= 13 GB of weights */
@@ -534,6 +572,7 @@ test_speed(void)
 	fit_speed(&s, &j, &g, &sp);
 	is_dbl(sp.flops_per_token, 8 * 6.738e9, 0, "checkpointed: 8N (one more forward)");
 	j.checkpointing = false;
+	j.checkpointing_set = true; /* LoRA checkpoints by default now: ask for none */
 	j.task = FIT_LORA;
 	fit_speed(&s, &j, &g, &sp);
 	is_dbl(sp.flops_per_token, 4 * 6.738e9, 0, "LoRA: 4N (no weight gradients)");
@@ -554,7 +593,14 @@ test_speed(void)
 	j.task = FIT_INFER;
 	j.prec = FIT_INT4;
 	is_dbl(fit_peak_tflops(&g, &j), 312, 0, "int4 weights compute in 16 bits");
-	is_dbl(fit_spec_bytes(&g), 80e9, 0, "memory: mem_gb when mem_bytes is unknown");
+	/* issue 17: the spec table's sizes are GiB as sold, no longer decimal GB */
+	is_dbl(fit_spec_bytes(&g), 80 * GIB, 0, "memory: mem_gib GiB when mem_bytes is unknown");
+	g.mem_bytes = 81559 * MIB; /* an H100 80GB's NVML total, its reserve by the rule */
+	g.reserved_bytes = NAN;
+	is_dbl(fit_spec_bytes(&g), gpu_spec_cuda_total_bytes(&g), 0,
+	       "memory: NVML's total less the driver's reserve (the context is in the need)");
+	ok(fit_spec_bytes(&g) < 81559 * MIB && fit_spec_bytes(&g) > 79 * GIB,
+	   "an H100's CUDA total: %.2f GiB (vLLM logs 79.22)", fit_spec_bytes(&g) / GIB);
 }
 
 static void
@@ -588,7 +634,29 @@ test_check(void)
 	BAD((j.task = FIT_QLORA, j.prec = FIT_BF16), "qlora on bf16 weights");
 	BAD((j.task = FIT_LORA, j.lora_rank = 0), "LoRA rank 0");
 	BAD(j.tokens = -1, "negative tokens");
+	BAD((j.checkpointing = true, j.checkpointing_set = true), "--checkpointing inference");
+	BAD(j.offload = FIT_OFFLOAD_OPTIMIZER, "offload in inference");
+	BAD(j.pure16 = true, "pure bf16 inference");
+	BAD((j.task = FIT_FULL, j.prec = FIT_FP32, j.pure16 = true), "pure bf16 on fp32");
+	BAD((j.task = FIT_LORA, j.kv_cache = 0), "a KV-cache type in training");
+	BAD(j.kv_cache = 99, "a KV-cache type out of the table");
+	BAD(j.quant = 9999, "a format out of the table");
+	BAD((j.task = FIT_QLORA, j.prec = FIT_INT4, j.quant = fit_quant_find("q4_k_m")),
+	    "QLoRA on a GGUF file");
+	BAD((j.task = FIT_FULL, j.prec = FIT_INT4, j.quant = fit_quant_find("awq")),
+	    "full training of AWQ weights");
+	BAD((j.quant = fit_quant_find("gptq"), j.prec = FIT_INT4, j.group_size = 0),
+	    "GPTQ group size 0");
 #undef BAD
+	fit_job_init(&j);
+	j.task = FIT_QLORA;
+	j.prec = FIT_INT4;
+	j.quant = fit_quant_find("gptq");
+	is_int(fit_job_check(&j, &err), 0, "QLoRA on GPTQ weights: PEFT trains those");
+	j.quant = -1;
+	j.offload = FIT_OFFLOAD_ALL;
+	j.checkpointing_set = true;
+	is_int(fit_job_check(&j, &err), 0, "--no-checkpointing and --offload all in training");
 	is_int(fit_prec_parse("fp6"), -1, "unknown precision");
 	is_int(fit_prec_parse("BF16"), FIT_BF16, "precision names ignore case");
 	is_int(fit_prec_parse("bfloat16"), FIT_BF16, "bfloat16");
@@ -627,6 +695,13 @@ test_shape(void)
 	m.sliding_every = 2;
 	fit_shape_from_model(&m, &s);
 	is_dbl(s.window_share, 0.5, 0, "Gemma-2-style: half the layers windowed");
+	m.layers = 62; /* Gemma 3 27B: every 6th of 62 layers global, floor(62 / 6) = 10 */
+	m.sliding_every = 6;
+	fit_shape_from_model(&m, &s);
+	is_dbl(s.window_share, 52.0 / 62, 1e-12, "Gemma-3-27B-style: 52 of 62 layers windowed");
+	is_dbl(fit_kv_bytes(&s, 131072, 1, 2), model_kv_bytes(&m, 131072, 2), 1,
+	       "and the KV cache at 128k is models.c's");
+	m.layers = 32;
 	m.sliding_every = 0;
 	fit_shape_from_model(&m, &s);
 	is_dbl(s.window_share, 1, 0, "Mistral-style: every layer windowed");
@@ -669,6 +744,252 @@ test_json(void)
 	strbuf_release(&sb);
 }
 
+/* A Llama-style model_cfg by hand, from its config.json values. */
+static void
+llama_cfg(struct model_cfg *m, double L, double h, double heads, double kv, double inter,
+          double vocab)
+{
+	memset(m, 0, sizeof(*m));
+	snprintf(m->family, sizeof(m->family), "llama");
+	m->layers = L;
+	m->hidden = h;
+	m->heads = heads;
+	m->kv_heads = kv;
+	m->head_dim = h / heads;
+	m->intermediate = inter;
+	m->vocab = vocab;
+	m->max_ctx = 1 << 20;
+	m->params_published = NAN;
+	m->active_published = NAN;
+}
+
+/* An NVIDIA card as NVML reports it, its driver's reserve by specs.c's rule. */
+static struct gpu_spec
+nvml_gpu(double nvml_mib)
+{
+	struct gpu_spec g = hand_gpu(1000, 312, 400);
+
+	g.mem_gib = ceil(nvml_mib / 1024);
+	g.mem_bytes = nvml_mib * MIB;
+	g.reserved_bytes = NAN;
+	return g;
+}
+
+static void
+test_defaults(void)
+{
+	struct fit_job j;
+
+	fit_job_init(&j);
+	j.task = FIT_QLORA;
+	ok(fit_job_checkpointing(&j), "qlora: checkpointing on (prepare_model_for_kbit_training)");
+	j.task = FIT_LORA;
+	ok(fit_job_checkpointing(&j), "lora: on (PEFT / TRL recipes)");
+	j.task = FIT_FULL;
+	ok(!fit_job_checkpointing(&j), "full, hf: off (TrainingArguments' default)");
+	j.trainer = FIT_TRAINER_LLAMA_FACTORY;
+	ok(fit_job_checkpointing(&j),
+	   "full, llama-factory: on (disable_gradient_checkpointing=False)");
+	j.checkpointing_set = true;
+	j.checkpointing = false;
+	ok(!fit_job_checkpointing(&j), "--no-checkpointing wins");
+	j.task = FIT_INFER;
+	j.checkpointing = true;
+	ok(!fit_job_checkpointing(&j), "inference never checkpoints");
+}
+
+/* torchtune's recipes: bf16 throughout, chunked cross-entropy, no upcast */
+static void
+test_torchtune(void)
+{
+	struct fit_shape s;
+	struct fit_job j;
+	struct fit_mem m;
+	double w, g, k;
+
+	llama2_7b(&s);
+	fit_job_init(&j);
+	j.task = FIT_FULL;
+	j.trainer = FIT_TRAINER_TORCHTUNE;
+	ok(fit_job_checkpointing(&j), "torchtune: checkpointing on (its configs)");
+	fit_job_state_bytes(&j, &w, &g, &k);
+	is_dbl(w + g + k, 8, 0, "torchtune full: bf16 weights, gradients, AdamW moments");
+	is_dbl(fit_train_logits(&s, &j), 4096.0 * 32000 * 6.5, 0,
+	       "CEWithChunkedOutputLoss: 2 + 4 + 4/8 bytes per token x vocab");
+	j.task = FIT_QLORA;
+	j.prec = FIT_INT4;
+	ok(!fit_job_upcasts(&j), "torchtune QLoRA keeps the embeddings bf16");
+	fit_memory(&s, &j, &m);
+	is_dbl(m.adapters, 2 * m.trainable, 0, "and the adapters bf16");
+	j.prec = FIT_FP32;
+	j.task = FIT_FULL;
+	fit_job_state_bytes(&j, &w, &g, &k);
+	is_dbl(w + g + k, 16, 0, "an fp32 model: fp32 states");
+}
+
+/*
+ * Pure 16-bit training and CPU offload: LLaMA-Factory's rule and DeepSpeed's
+ * estimators (llm-fit.md 3.8: t5-3b, 2851 M params, 32 M largest layer,
+ * one node of 8 GPUs; t5-large 737.67 M, 32.90 M, 4 GPUs), which print GiB
+ * labelled GB to 0.01.
+ */
+static void
+test_offload(void)
+{
+	struct fit_shape s;
+	struct fit_job j;
+	struct fit_mem m;
+	/* t5-3b's largest layer, the shared embedding 32128 x 1024 = 32.9 M ("32M" printed) */
+	double t5 = 2851e6, t5l = 32128.0 * 1024, gpu, cpu, w, g, k;
+
+	fit_job_init(&j);
+	j.task = FIT_FULL;
+	j.pure16 = true;
+	fit_job_state_bytes(&j, &w, &g, &k);
+	is_dbl(w + g + k, 8, 0, "pure bf16 AdamW: 8 bytes/param (LLaMA-Factory's 8x GB)");
+	j.optim = FIT_ADAMW_8BIT;
+	fit_job_state_bytes(&j, &w, &g, &k);
+	is_dbl(w + g + k, 6, 0, "pure bf16, 8-bit Adam: 6 bytes/param");
+
+	fit_ds_zero2_bytes(t5, 8, 1, true, &gpu, &cpu);
+	is_dbl(gpu / GIB, 5.31, 0.006, "estimate_zero2, offload_optimizer=cpu: 5.31 GB per GPU");
+	is_dbl(cpu / GIB, 127.48, 0.1, "and 127.48 GB per CPU");
+	fit_ds_zero2_bytes(t5, 8, 1, false, &gpu, &cpu);
+	is_dbl(gpu / GIB, 15.93, 0.006, "estimate_zero2, none: 15.93 GB per GPU");
+	fit_ds_zero3_bytes(t5, t5l, 8, 1, true, true, true, &gpu, &cpu);
+	is_dbl(gpu / GIB, 0.12, 0.006, "estimate_zero3, params + optimizer offloaded: 0.12 GB");
+	is_dbl(cpu / GIB, 71.71, 0.1, "and 71.71 GB per CPU (zero_init)");
+	fit_ds_zero3_bytes(t5, t5l, 8, 1, true, true, false, &gpu, &cpu);
+	is_dbl(cpu / GIB, 127.48, 0.1, "127.48 GB per CPU without zero_init");
+	fit_ds_zero3_bytes(t5, t5l, 8, 1, false, true, true, &gpu, &cpu);
+	is_dbl(gpu / GIB, 0.79, 0.006, "estimate_zero3, optimizer offloaded: 0.79 GB");
+	is_dbl(cpu / GIB, 63.74, 0.1, "and 63.74 GB per CPU");
+	fit_ds_zero3_bytes(t5, t5l, 8, 1, false, false, true, &gpu, &cpu);
+	is_dbl(gpu / GIB, 6.10, 0.006, "estimate_zero3, none: 6.10 GB");
+	is_dbl(cpu / GIB, 1.47, 0.006, "and 1.47 GB per CPU");
+	fit_ds_zero3_bytes(737.67e6, 32.90e6, 4, 1, false, false, true, &gpu, &cpu);
+	is_dbl(gpu / MIB, 3291, 3, "t5-large ZeRO-3 on 4 GPUs, case 1: 3291 MB");
+
+	/* fit_memory under --offload: what leaves the GPU, what the host holds */
+	llama2_7b(&s);
+	fit_job_init(&j);
+	j.task = FIT_FULL;
+	j.gpus = 8;
+	j.shard = FIT_ZERO3;
+	j.offload = FIT_OFFLOAD_OPTIMIZER;
+	fit_memory(&s, &j, &m);
+	is_dbl(m.optimizer + m.gradients, 0, 0, "ZeRO-3 offload_optimizer: no states on the GPU");
+	is_dbl(m.host, 6.738e9 * 16 * 1.5, 1, "host: 16 bytes x 1.5 per param (estimate_zero3)");
+	is_dbl(m.weights, 6.738e9 * 2 / 8, 1, "the GPU keeps its shard of the 16-bit weights");
+	j.offload = FIT_OFFLOAD_ALL;
+	fit_memory(&s, &j, &m);
+	is_dbl(m.weights, 0, 0, "offload all: no weights kept");
+	is_dbl(m.host, 6.738e9 * 18 * 1.5, 1, "host: 18 bytes x 1.5 per param");
+	ok(m.gathered > 0, "a layer gathered at a time");
+	j.shard = FIT_ZERO2;
+	j.offload = FIT_OFFLOAD_OPTIMIZER;
+	fit_memory(&s, &j, &m);
+	is_dbl(m.host, 6.738e9 * fmax(4 * 8, 16) * 1.5, 1,
+	       "ZeRO-2 offload on 8 GPUs: max(4 x 8, 16) x 1.5 per param (estimate_zero2)");
+	is_dbl(m.weights, 6.738e9 * 2, 1, "the GPU keeps the 16-bit weights (estimate_zero2: 2P)");
+	j.shard = FIT_ZERO3;
+	j.pure16 = true;
+	j.optim = FIT_ADAMW_8BIT;
+	fit_memory(&s, &j, &m);
+	is_dbl(m.host, 6.738e9 * (2 + 2) * 1.5, 1,
+	       "pure bf16, 8-bit Adam offloaded: its 2 + 2 bytes a param move, x 1.5");
+	j.offload = FIT_OFFLOAD_PARAMS;
+	j.pure16 = false;
+	j.optim = FIT_ADAMW;
+	fit_memory(&s, &j, &m);
+	is_dbl(m.host, 6.738e9 * 2, 1, "params offloaded alone: the 16-bit weights in host memory");
+	ok(m.optimizer > 0, "the optimizer's shard stays on the GPU");
+	/* QLoRA under FSDP gathers NF4 layers, not 16-bit ones */
+	fit_job_init(&j);
+	j.task = FIT_QLORA;
+	j.prec = FIT_INT4;
+	j.gpus = 8;
+	j.shard = FIT_FSDP;
+	fit_memory(&s, &j, &m);
+	is_dbl(m.gathered, 2 * s.embed_params * 4, 1,
+	       "QLoRA FSDP: two units as stored, the largest the upcast fp32 embeddings");
+	j.trainer = FIT_TRAINER_LLAMA_FACTORY; /* no upcast: an NF4 layer outweighs them */
+	fit_memory(&s, &j, &m);
+	ok(m.gathered < 2 * s.embed_params * 2 + 1 && m.gathered < 4 * s.block_params,
+	   "and without the upcast, under DeepSpeed's 16-bit 4 x layer (%.0f MiB)",
+	   m.gathered / MIB);
+}
+
+/*
+ * Published measurements of the longest context that trains (QLoRA, rank
+ * 32 on every linear layer, batch 1, A100 80GB: NVML 81920 MiB), from
+ * unsloth.ai/blog/llama3-3 (2024-12-10, "Llama 3.3 (70B) max. context
+ * length" and the Llama 3.1 (8B) text). HF + FA2 there is Transformers
+ * 4.46-4.47, whose ForCausalLMLoss also kept a shifted fp32 copy of the
+ * logits (14 bytes per token x vocab, we model today's 12): 20 % there,
+ * 15 % for the rest (measurements). The optimizer is fit's default AdamW:
+ * unsloth's notebooks use 8-bit AdamW (0.4-2.3 GB less), which the 70B
+ * entries' margin covers.
+ */
+static void
+test_measured_ctx(void)
+{
+	struct model_cfg mc;
+	struct fit_shape s;
+	struct fit_job j;
+	struct gpu_spec a100 = nvml_gpu(81920), r4090 = nvml_gpu(24564);
+	struct fit_mem m;
+	double cap = fit_spec_bytes(&a100), c;
+
+	llama_cfg(&mc, 80, 8192, 64, 8, 28672, 128256); /* Llama 3.3 70B */
+	fit_shape_from_model(&mc, &s);
+	fit_job_init(&j);
+	j.task = FIT_QLORA;
+	j.prec = FIT_INT4;
+	j.lora_rank = 32;
+	c = fit_max_ctx(&s, &j, cap, 0);
+	is_dbl(c / 6916, 1, 0.15, "Llama 3.3 70B QLoRA, HF + FA2, 80 GB: %.0f tokens (6,916)", c);
+	j.trainer = FIT_TRAINER_UNSLOTH;
+	c = fit_max_ctx(&s, &j, cap, 0);
+	is_dbl(c / 89389, 1, 0.15, "and with unsloth: %.0f tokens (89,389)", c);
+
+	llama_cfg(&mc, 32, 4096, 32, 8, 14336, 128256); /* Llama 3.1 8B */
+	fit_shape_from_model(&mc, &s);
+	fit_job_init(&j);
+	j.task = FIT_QLORA;
+	j.prec = FIT_INT4;
+	j.lora_rank = 32;
+	c = fit_max_ctx(&s, &j, cap, 0);
+	is_dbl(c / 28000, 1, 0.20, "Llama 3.1 8B QLoRA, HF + FA2, 80 GB: %.0f tokens (28,000)", c);
+	j.trainer = FIT_TRAINER_UNSLOTH;
+	c = fit_max_ctx(&s, &j, cap, 0);
+	is_dbl(c / 342000, 1, 0.15, "and with unsloth: %.0f tokens (342,000)", c);
+	j.trainer = FIT_TRAINER_HF;
+	{
+		struct gpu_spec g8 = nvml_gpu(8188); /* an 8 GB card */
+
+		is_dbl(fit_max_ctx(&s, &j, fit_spec_bytes(&g8), 0), 0, 0,
+		       "HF + FA2 on an 8 GB card: out of memory, as measured");
+	}
+
+	/* issue 17's headline: QLoRA of Llama-2-7B on an RTX 4090 at fit's defaults */
+	llama2_7b_cfg(&mc);
+	fit_shape_from_model(&mc, &s);
+	fit_job_init(&j);
+	j.task = FIT_QLORA;
+	j.prec = FIT_INT4;
+	fit_memory(&s, &j, &m);
+	ok(m.total < fit_spec_bytes(&r4090),
+	   "Llama-2-7B QLoRA at ctx 4096 fits an RTX 4090: %.2f of %.2f GiB", m.total / GIB,
+	   fit_spec_bytes(&r4090) / GIB);
+	ok(m.logits > 0 && m.unquantised > 0 && m.dequant > 0,
+	   "with its logits, 16-bit leftovers and dequantisation workspace counted");
+	j.checkpointing_set = true;
+	fit_memory(&s, &j, &m);
+	ok(m.total > fit_spec_bytes(&r4090) * 0.9,
+	   "without checkpointing it needs %.2f GiB: the default decides", m.total / GIB);
+}
+
 int
 main(void)
 {
@@ -682,6 +1003,10 @@ main(void)
 	test_limits();
 	test_speed();
 	test_check();
+	test_defaults();
+	test_torchtune();
+	test_offload();
+	test_measured_ctx();
 	test_shape();
 	test_json();
 	return done_testing();
