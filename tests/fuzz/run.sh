@@ -80,7 +80,8 @@ done)}
 # the backend files that the targets reach: parsers of kernel files, doctor's
 # PCI listing; serve's web configuration, whose bcrypt is libcrypt's, and its Accept negotiation), rebuilt when any of them, or this script, is newer than the
 # archive. The tables built into the binary (data/cuda/drivers.tsv,
-# data/nvidia/xid.tsv, data/specs/gpus.tsv, data/models/models.tsv) are
+# data/nvidia/xid.tsv, data/specs/gpus.tsv, data/models/models.tsv,
+# data/engines/engines.tsv, data/prices/prices.tsv) are
 # assembled in by their *_data.S, as the Makefile does.
 lib=$out/libgpuscope-fuzz.a
 backend="src/backend/fdinfo.c src/backend/fdinfo.h src/backend/amdgpu_metrics.c src/backend/amdgpu_metrics.h
@@ -90,7 +91,7 @@ lib_src=$(ls src/core/*.c src/front/*.c src/doctor/*.c src/fit/*.c src/record/*.
 	src/backend/pci.c src/backend/nvml_version.c src/serve/webconfig.c src/serve/negotiate.c)
 build_ok=1
 # shellcheck disable=SC2086
-if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor src/fit src/record data/cuda/drivers.tsv data/nvidia/xid.tsv data/specs/gpus.tsv data/models/models.tsv $backend $serve tests/fuzz/run.sh -newer "$lib" 2>/dev/null)" ]; then
+if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor src/fit src/record data/cuda/drivers.tsv data/nvidia/xid.tsv data/specs/gpus.tsv data/models/models.tsv data/engines/engines.tsv data/prices/prices.tsv $backend $serve tests/fuzz/run.sh -newer "$lib" 2>/dev/null)" ]; then
 	rm -f "$lib"
 	objs=""
 	i=0
@@ -128,6 +129,14 @@ if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor src/fit src/rec
 	objs="$objs $o"
 	rm -f "$o"
 	"$CLANG" -c -o "$o" -DMODELS_TSV_PATH='"data/models/models.tsv"' src/fit/models_data.S >"$o.log" 2>&1 || rm -f "$o"
+	o=$out/obj/src_fit_engines_data.o
+	objs="$objs $o"
+	rm -f "$o"
+	"$CLANG" -c -o "$o" -DENGINES_TSV_PATH='"data/engines/engines.tsv"' src/fit/engines_data.S >"$o.log" 2>&1 || rm -f "$o"
+	o=$out/obj/src_fit_prices_data.o
+	objs="$objs $o"
+	rm -f "$o"
+	"$CLANG" -c -o "$o" -DPRICES_TSV_PATH='"data/prices/prices.tsv"' src/fit/prices_data.S >"$o.log" 2>&1 || rm -f "$o"
 	for o in $objs; do
 		cat "$o.log" >>"$log"
 		[ -f "$o" ] || build_ok=0
