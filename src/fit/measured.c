@@ -93,6 +93,17 @@ fit_apply_measured(const struct gpu_spec *spec, const struct bench_record *r,
 			else if (isfinite(*rates[i].field) && *rates[i].field > 0)
 				*tf[i] = (double)(100 + i + 1);
 	}
+	m->equiv = *out;
+	if (m->bw)
+		m->equiv.mem_bw_gbs = m->bw_gbs / FIT_STREAM_SHARE;
+	{
+		struct gpu_spec *e = &m->equiv;
+		double *ef[] = { &e->fp32, &e->bf16, &e->fp16, &e->fp8, &e->int8 };
+
+		for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
+			if (used[i] && !strncmp(used[i]->test, "gemm.", 5))
+				*ef[i] = *rates[i].field / FIT_GEMM_SHARE;
+	}
 	tag = fit_peak_tflops(&tags, j);
 	if (isfinite(tag) && tag >= 1 && tag <= (double)(sizeof(rates) / sizeof(rates[0]))) {
 		size_t i = (size_t)tag - 1;
@@ -167,5 +178,19 @@ fit_measured_text(const struct fit_measured *m, struct strbuf *sb)
 			strbuf_addch(sb, ')');
 		}
 		strbuf_addch(sb, '\n');
+	}
+	if (m->bw || (m->flops && !strncmp(m->flops_test, "gemm.", 5))) {
+		strbuf_addstr(sb, "  speeds take them as a sheet of ");
+		if (m->bw) {
+			grouped(sb, m->equiv.mem_bw_gbs);
+			strbuf_addf(sb, " GB/s (triad reaches %.0f %% of the sheet)",
+			            100 * FIT_STREAM_SHARE);
+		}
+		if (m->flops && !strncmp(m->flops_test, "gemm.", 5)) {
+			strbuf_addstr(sb, m->bw ? " and " : "");
+			grouped(sb, m->tflops / FIT_GEMM_SHARE);
+			strbuf_addf(sb, " TFLOPS (cuBLASLt reaches %.0f %%)", 100 * FIT_GEMM_SHARE);
+		}
+		strbuf_addstr(sb, ": the engines' shares are of the sheet\n");
 	}
 }
