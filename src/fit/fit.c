@@ -145,6 +145,14 @@ job_check_new(const struct fit_job *j, struct err *err)
 		return err_set(err, E_USAGE,
 		               "--%s is for training (--task full, freeze, lora or qlora)",
 		               j->pure16 ? "pure-bf16" : "offload");
+	/* DeepSpeed offloads parameters only under ZeRO-3 (offload_param), FSDP only when it shards
+	 */
+	if ((j->offload == FIT_OFFLOAD_PARAMS || j->offload == FIT_OFFLOAD_ALL) &&
+	    j->shard != FIT_ZERO3 && j->shard != FIT_FSDP)
+		return err_set(err, E_USAGE,
+		               "--offload %s moves sharded parameters: give --zero 3 or --fsdp "
+		               "(--offload optimizer works without sharding)",
+		               j->offload == FIT_OFFLOAD_ALL ? "all" : "params");
 	if (j->pure16 && j->prec == FIT_FP32)
 		return err_set(err, E_USAGE,
 		               "--pure-bf16 trains in 16 bits: not with --precision fp32");
@@ -187,8 +195,11 @@ fit_job_check(const struct fit_job *j, struct err *err)
 		               "--task qlora quantises the base weights: --precision int4 or int8 "
 		               "(for %s weights use --task lora)",
 		               fit_prec_name(j->prec));
-	if (j->shard != FIT_SHARD_NONE && j->gpus < 2)
-		return err_set(err, E_USAGE, "--%s shards over several GPUs: give --gpus 2 or more",
+	/* one GPU with ZeRO makes sense only to offload (ZeRO-Offload's single-GPU use) */
+	if (j->shard != FIT_SHARD_NONE && j->gpus < 2 && j->offload == FIT_OFFLOAD_NONE)
+		return err_set(err, E_USAGE,
+		               "--%s shards over several GPUs: give --gpus 2 or more (or --offload "
+		               "on one GPU)",
 		               j->shard == FIT_FSDP ? "fsdp" : "zero");
 	return job_check_new(j, err);
 }

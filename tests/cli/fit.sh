@@ -171,7 +171,8 @@ for case in "--trainer deepspeed|--trainer 'deepspeed': hf, llama-factory, unslo
 	"--precision awq --group-size 0|--group-size '0': a whole number" \
 	"--group-size 128|--group-size is for --precision awq or gptq" \
 	"--trainer hf|--trainer is for training" "--pure-bf16|--pure-bf16 is for training" \
-	"--offload optimizer|--offload is for training" "--no-checkpointing|--no-checkpointing is for training" \
+	"--offload optimizer|--offload is for training" "--task full --offload params|--offload params moves sharded parameters: give --zero 3 or --fsdp" \
+	"--task full --zero 2|--zero shards over several GPUs: give --gpus 2 or more (or --offload on one GPU)" "--no-checkpointing|--no-checkpointing is for training" \
 	"--task lora --checkpointing --no-checkpointing|--checkpointing and --no-checkpointing: one or the other" \
 	"--task lora --kv-cache fp8|--kv-cache is for inference" "--task full --engine vllm|--engine is for inference" \
 	"--task qlora --gpu-memory-utilization 0.8|--gpu-memory-utilization is for inference" \
@@ -263,9 +264,9 @@ grep -q '^host memory: [0-9.]* GiB needed, this machine has 7\.63 GiB (3\.81 ava
 grep -q '^  host memory ' "$tmp/out" && ok "a host memory line" || not_ok "no host memory line" "$tmp/out"
 expect 0 "--offload optimizer in 1.9 TB of RAM fits" env GPUSCOPE_PROC_ROOT="$tmp/big" "$bin" fit 7b --task full --offload optimizer --gpu "h100 sxm"
 grep -q '^host memory: .*: fits$' "$tmp/out" && ok "fits in RAM, said" || not_ok "no 'fits' for RAM" "$tmp/out"
-expect 0 "--offload with no meminfo: not judged" env GPUSCOPE_PROC_ROOT="$tmp/none" "$bin" fit 7b --task full --offload all --gpu "h100 sxm"
+expect 0 "--offload with no meminfo: not judged" env GPUSCOPE_PROC_ROOT="$tmp/none" "$bin" fit 7b --task full --offload all --zero 3 --gpu "h100 sxm"
 grep -q "RAM could not be read" "$tmp/out" && ok "unreadable RAM is said" || not_ok "unreadable RAM not said" "$tmp/out"
-GPUSCOPE_PROC_ROOT="$tmp/small" "$bin" fit 7b --task full --offload all --gpu "h100 sxm" --json >"$tmp/j.json" 2>"$tmp/err"
+GPUSCOPE_PROC_ROOT="$tmp/small" "$bin" fit 7b --task full --offload all --zero 3 --gpu "h100 sxm" --json >"$tmp/j.json" 2>"$tmp/err"
 cp "$tmp/j.json" "$tmp/j2.json"
 fitj 7b --task full --gpu "h100 sxm"
 py "--offload all: host bytes, less on the GPU, the RAM in JSON" '
