@@ -78,6 +78,8 @@ fit_usage(FILE *f)
 	      "      --trainer=T     hf (default: Transformers Trainer, PEFT, TRL), llama-factory,\n"
 	      "                      unsloth, axolotl, torchtune: their defaults and cross-entropy\n"
 	      "      --pure-bf16     16-bit weights, gradients and optimizer states, no fp32 master\n"
+	      "      --compile       torch.compile over the model and its loss (torchtune's\n"
+	      "                      compile: True): the loss keeps 16-bit logits, not fp32\n"
 	      "      --offload=WHAT  DeepSpeed ZeRO-Offload / FSDP CPU offload of the optimizer\n"
 	      "                      states, the parameters or all (params, all: with --zero 3\n"
 	      "                      or --fsdp); host memory checked\n"
@@ -685,6 +687,8 @@ text_memory(struct fit_ctx *c, struct strbuf *sb)
 		            trainer_names[j->trainer]);
 		if (j->pure16)
 			strbuf_addstr(sb, ", pure bf16");
+		if (j->compile)
+			strbuf_addstr(sb, ", torch.compile");
 		if (j->offload != FIT_OFFLOAD_NONE)
 			strbuf_addf(sb, ", offload %s", offload_names[j->offload]);
 		if (j->checkpointing_set)
@@ -755,7 +759,7 @@ text_memory(struct fit_ctx *c, struct strbuf *sb)
 	snprintf(why, sizeof(why), "%s trained params x %.3g bytes%s%s",
 	         count_str(m->trainable, a, sizeof(a)), g,
 	         j->task == FIT_LORA || j->task == FIT_QLORA
-	                 ? (j->pure16 ? " (bf16 adapters)" : " (fp32 adapters)")
+	                 ? (g < 3 ? " (16-bit adapters)" : " (fp32 adapters)")
 	                 : "",
 	         j->shard >= FIT_ZERO2 ? ", sharded" : "");
 	mem_line(sb, "gradients", m->gradients, why);
@@ -763,7 +767,8 @@ text_memory(struct fit_ctx *c, struct strbuf *sb)
 	         k, j->pure16 ? " (16-bit states, no fp32 master)" : "",
 	         j->shard >= FIT_ZERO1 ? ", sharded" : "");
 	mem_line(sb, "optimizer states", m->optimizer, why);
-	snprintf(why, sizeof(why), "rank %.0f on every linear layer, fp32", j->lora_rank);
+	snprintf(why, sizeof(why), "rank %.0f on every linear layer, %s", j->lora_rank,
+	         m->trainable > 0 && m->adapters / m->trainable < 3 ? "16-bit" : "fp32");
 	mem_line(sb, "LoRA adapters", m->adapters, why);
 	if (train)
 		snprintf(
@@ -788,6 +793,15 @@ text_memory(struct fit_ctx *c, struct strbuf *sb)
 		         "fused linear cross-entropy in chunks: %g bytes a token x hidden (Liger's "
 		         "chunk rule; unsloth's Cut Cross-Entropy holds less)",
 		         (double)FIT_LOGITS_FUSED_PER_HIDDEN);
+	else if (j->compile)
+		snprintf(why, sizeof(why),
+		         "%.0f tokens x %.0f vocab x %g bytes: torch.compile fuses the loss, which "
+		         "keeps the 16-bit logits and makes their gradient %s",
+		         j->ctx * j->batch, c->s.vocab,
+		         j->trainer == FIT_TRAINER_TORCHTUNE ? FIT_LOGITS_COMPILED_CHUNKED_BYTES
+		                                             : (double)FIT_LOGITS_COMPILED_BYTES,
+		         j->trainer == FIT_TRAINER_TORCHTUNE ? "a chunk of 1/8 at a time"
+		                                             : "over the whole vocabulary");
 	else if (j->trainer == FIT_TRAINER_TORCHTUNE)
 		snprintf(
 		        why, sizeof(why),
@@ -1346,6 +1360,7 @@ json_doc(struct fit_ctx *c, struct strbuf *sb, bool verdict, bool fit)
 	fit_jw_bool(&jw, "checkpointing_default", !j->checkpointing_set);
 	fit_jw_str(&jw, "trainer", j->task == FIT_INFER ? NULL : trainer_names[j->trainer]);
 	fit_jw_bool(&jw, "pure_bf16", j->pure16);
+	fit_jw_bool(&jw, "compile", j->compile);
 	fit_jw_str(&jw, "offload", offload_names[j->offload]);
 	fit_jw_str(&jw, "optimizer", j->task == FIT_INFER ? NULL : fit_optim_name(j->optim));
 	fit_jw_num(&jw, "lora_rank",
@@ -1517,6 +1532,7 @@ cmd_fit(int argc, char **argv, struct gs_config *cfg)
 		OPT_NOCKPT,
 		OPT_TRAINER,
 		OPT_PURE,
+		OPT_COMPILE,
 		OPT_OFFLOAD,
 		OPT_GROUP,
 		OPT_KV,
@@ -1547,6 +1563,7 @@ cmd_fit(int argc, char **argv, struct gs_config *cfg)
 		{ "no-checkpointing", no_argument, NULL, OPT_NOCKPT },
 		{ "trainer", required_argument, NULL, OPT_TRAINER },
 		{ "pure-bf16", no_argument, NULL, OPT_PURE },
+		{ "compile", no_argument, NULL, OPT_COMPILE },
 		{ "offload", required_argument, NULL, OPT_OFFLOAD },
 		{ "kv-cache", required_argument, NULL, OPT_KV },
 		{ "engine", required_argument, NULL, OPT_ENGINE },
@@ -1691,6 +1708,10 @@ cmd_fit(int argc, char **argv, struct gs_config *cfg)
 			}
 			c->j.trainer = (enum fit_trainer)v;
 			train_only = "--trainer";
+			break;
+		case OPT_COMPILE:
+			c->j.compile = true;
+			train_only = "--compile";
 			break;
 		case OPT_PURE:
 			c->j.pure16 = true;

@@ -536,7 +536,8 @@ fit_train_logits(const struct fit_shape *s, const struct fit_job *j)
 	if (j->trainer == FIT_TRAINER_UNSLOTH)
 		return tokens * s->hidden * FIT_LOGITS_FUSED_PER_HIDDEN;
 	if (j->trainer == FIT_TRAINER_TORCHTUNE)
-		return tokens * s->vocab * FIT_LOGITS_CHUNKED_BYTES;
+		return tokens * s->vocab *
+		       (j->compile ? FIT_LOGITS_COMPILED_CHUNKED_BYTES : FIT_LOGITS_CHUNKED_BYTES);
 	/*
 	 * An LM head upcast to fp32 (prepare_model_for_kbit_training) runs under the
 	 * Trainer's bf16 autocast: F.linear casts its weight to a bf16 copy, which the
@@ -544,7 +545,8 @@ fit_train_logits(const struct fit_shape *s, const struct fit_job *j)
 	 */
 	if (fit_job_upcasts(j))
 		head = s->embed_params * 2;
-	return tokens * s->vocab * FIT_LOGITS_HF_BYTES + head;
+	return tokens * s->vocab * (j->compile ? FIT_LOGITS_COMPILED_BYTES : FIT_LOGITS_HF_BYTES) +
+	       head;
 }
 
 double

@@ -101,6 +101,19 @@ enum fit_offload { FIT_OFFLOAD_NONE, FIT_OFFLOAD_OPTIMIZER, FIT_OFFLOAD_PARAMS, 
  * recipes' configs) fuses it further (left out).
  */
 #define FIT_LOGITS_CHUNKED_BYTES (2 + 4 + 4.0 / 8)
+/*
+ * Under torch.compile (--compile) the loss is one fused graph: Inductor's
+ * partitioner saves its 16-bit input and the per-token log-sum-exp rather
+ * than the fp32 log_softmax (recomputing exp(x - lse) in the backward is
+ * cheaper than storing it), and the fp32 upcast never exists apart. Alive at
+ * the peak, the loss's backward: the 16-bit logits (2) and the gradient being
+ * made, fp32 then cast to 16 bits (4 + 2), over the whole vocabulary at once
+ * for Transformers' loss, a chunk of 1/8 at a time for torchtune's
+ * (torchtune recipes compile the loss apart: training.compile_loss).
+ * Left out: what compiling the decoder layers saves of their activations.
+ */
+#define FIT_LOGITS_COMPILED_BYTES         (2 + 4 + 2)
+#define FIT_LOGITS_COMPILED_CHUNKED_BYTES (2 + (4 + 2) / 8.0)
 /* unsloth's "unsloth" checkpointing: layer inputs on the GPU at once (the rest in host memory) */
 #define FIT_OFFLOADED_CKPT_LAYERS 2
 /* DeepSpeed's estimators: host memory x 1.5 (their additional_buffer_factor) */
@@ -121,6 +134,8 @@ struct fit_job {
 	bool checkpointing_set;
 	enum fit_trainer trainer; /* default FIT_TRAINER_HF */
 	/* --pure-bf16: 16-bit weights, gradients and optimizer states, no fp32 master */
+	bool compile; /* --compile: torch.compile over the model and its loss (torchtune's compile:
+	                 True) */
 	bool pure16;
 	enum fit_offload offload;
 	/* index into fit_quants() (fit/quant.h) of --precision's format; -1 a plain precision */

@@ -171,6 +171,7 @@ for case in "--trainer deepspeed|--trainer 'deepspeed': hf, llama-factory, unslo
 	"--precision awq --group-size 0|--group-size '0': a whole number" \
 	"--group-size 128|--group-size is for --precision awq or gptq" \
 	"--trainer hf|--trainer is for training" "--pure-bf16|--pure-bf16 is for training" \
+	"--compile|--compile is for training" \
 	"--offload optimizer|--offload is for training" "--task full --offload params|--offload params moves sharded parameters: give --zero 3 or --fsdp" \
 	"--task full --zero 2|--zero shards over several GPUs: give --gpus 2 or more (or --offload on one GPU)" "--no-checkpointing|--no-checkpointing is for training" \
 	"--task lora --checkpointing --no-checkpointing|--checkpointing and --no-checkpointing: one or the other" \
@@ -242,6 +243,17 @@ fitj llama-3.1-8b --task qlora --trainer unsloth --gpu "h100 sxm"
 py "--trainer unsloth: smaller logits than hf" '
 assert 0 < d["memory"]["logits_bytes"] < d2["memory"]["logits_bytes"], (d["memory"], d2["memory"])
 assert d["job"]["trainer"] == "unsloth" and d2["job"]["trainer"] == "hf"'
+
+# --compile: the fused loss keeps 16-bit logits, a quarter of torchtune's chunked fp32 rule
+fitj llama-3.1-8b --task lora --trainer torchtune --gpu "h100 sxm"
+cp "$tmp/j.json" "$tmp/j2.json"
+fitj llama-3.1-8b --task lora --trainer torchtune --compile --gpu "h100 sxm"
+py "--compile: 2.75 of 6.5 bytes a token x vocab, said in the job" '
+r = d["memory"]["logits_bytes"] / d2["memory"]["logits_bytes"]
+assert abs(r - 2.75 / 6.5) < 1e-6, r
+assert d["job"]["compile"] is True and d2["job"]["compile"] is False'
+expect 0 "--compile: the logits line says why" "$bin" fit llama-3.1-8b --task qlora --compile --gpu "h100 sxm"
+grep -q "torch.compile fuses the loss" "$tmp/out" && ok "compiled loss said" || not_ok "no compiled loss line" "$tmp/out"
 for t in llama-factory axolotl torchtune; do
 	expect 0 "--trainer $t" "$bin" fit 7b --task lora --trainer $t --gpu "h100 sxm"
 	grep -q "trainer $t" "$tmp/out" && ok "--trainer $t is in the heading" || not_ok "no trainer $t" "$tmp/out"

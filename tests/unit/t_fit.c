@@ -656,7 +656,14 @@ test_check(void)
 	j.quant = -1;
 	j.offload = FIT_OFFLOAD_ALL;
 	j.checkpointing_set = true;
-	is_int(fit_job_check(&j, &err), 0, "--no-checkpointing and --offload all in training");
+	is_int(fit_job_check(&j, &err), E_USAGE,
+	       "--offload all without sharding: refused (only sharded parameters move)");
+	j.shard = FIT_ZERO3; /* on one GPU: ZeRO-Offload's single-GPU use */
+	is_int(fit_job_check(&j, &err), 0,
+	       "--no-checkpointing and --offload all --zero 3 on one GPU in training");
+	j.shard = FIT_SHARD_NONE;
+	j.offload = FIT_OFFLOAD_NONE;
+	is_int(fit_job_check(&j, &err), 0, "and with neither");
 	is_int(fit_prec_parse("fp6"), -1, "unknown precision");
 	is_int(fit_prec_parse("BF16"), FIT_BF16, "precision names ignore case");
 	is_int(fit_prec_parse("bfloat16"), FIT_BF16, "bfloat16");
@@ -816,6 +823,19 @@ test_torchtune(void)
 	is_dbl(w + g + k, 8, 0, "torchtune full: bf16 weights, gradients, AdamW moments");
 	is_dbl(fit_train_logits(&s, &j), 4096.0 * 32000 * 6.5, 0,
 	       "CEWithChunkedOutputLoss: 2 + 4 + 4/8 bytes per token x vocab");
+	/* torch.compile: the fused loss keeps the 16-bit logits, the gradient made a chunk at a
+	 * time */
+	j.compile = true;
+	is_dbl(fit_train_logits(&s, &j), 4096.0 * 32000 * (2 + 6.0 / 8), 0,
+	       "torchtune, compiled: 2 + (4 + 2)/8 bytes per token x vocab");
+	j.trainer = FIT_TRAINER_HF;
+	is_dbl(fit_train_logits(&s, &j), 4096.0 * 32000 * 8, 0,
+	       "Transformers' loss, compiled: 2 + 4 + 2 bytes per token x vocab");
+	j.trainer = FIT_TRAINER_UNSLOTH;
+	is_dbl(fit_train_logits(&s, &j), 4096.0 * 4096 * 6, 0,
+	       "unsloth's fused loss is what it is, compiled or not");
+	j.trainer = FIT_TRAINER_TORCHTUNE;
+	j.compile = false;
 	j.task = FIT_QLORA;
 	j.prec = FIT_INT4;
 	ok(!fit_job_upcasts(&j), "torchtune QLoRA keeps the embeddings bf16");
