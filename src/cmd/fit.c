@@ -1144,6 +1144,18 @@ text_speed_infer(struct fit_ctx *c, struct strbuf *sb)
 	}
 }
 
+/*
+ * Whose KV pool the serving figures follow: SGLang's own formula under
+ * --engine sglang, vLLM's for every other engine (the other engines do not
+ * pre-allocate a pool of their own that fit models); the speed at that batch
+ * is --engine's.
+ */
+static const char *
+pool_engine(const struct fit_ctx *c)
+{
+	return c->serve_eng && !strcmp(c->serve_eng->name, "sglang") ? "sglang" : "vllm";
+}
+
 static void
 text_serving(struct fit_ctx *c, struct strbuf *sb)
 {
@@ -1151,8 +1163,8 @@ text_serving(struct fit_ctx *c, struct strbuf *sb)
 
 	if (!c->have_sv)
 		return;
-	strbuf_addf(sb, "\nserving on %.0f x %s, the KV cache as vLLM allocates it:\n", c->j.gpus,
-	            c->speed_spec->name);
+	strbuf_addf(sb, "\nserving on %.0f x %s, the KV cache as %s allocates it:\n", c->j.gpus,
+	            c->speed_spec->name, strcmp(pool_engine(c), "sglang") ? "vLLM" : "SGLang");
 	if (!sv->fits) {
 		strbuf_addf(
 		        sb,
@@ -1176,11 +1188,11 @@ text_serving(struct fit_ctx *c, struct strbuf *sb)
 	strbuf_addf(sb,
 	            "  KV cache: %.0f tokens = %.0f sequence%s of %.0f tokens (%s, "
 	            "gpu_memory_utilization %.2g, block %.0f); %.0f tokens/s in all at that "
-	            "batch\n",
+	            "batch (%s)\n",
 	            sv->kv_cache_tokens, sv->max_concurrent_seqs,
-	            sv->max_concurrent_seqs == 1 ? "" : "s", c->j.ctx,
-	            c->serve_eng ? c->serve_eng->name : "vllm", c->eo.gpu_memory_utilization,
-	            c->eo.block_size, sv->aggregate_tokens_per_s);
+	            sv->max_concurrent_seqs == 1 ? "" : "s", c->j.ctx, pool_engine(c),
+	            c->eo.gpu_memory_utilization, c->eo.block_size, sv->aggregate_tokens_per_s,
+	            c->serve_eng ? c->serve_eng->name : "vllm");
 	strbuf_addf(sb,
 	            "  per GPU: %.2f GiB x %.2g = %.2f, less weights %.2f, profile-run "
 	            "activations %.2f, non-torch %.2f: pool %.2f GiB; concurrency %.2fx",
@@ -1435,7 +1447,8 @@ json_doc(struct fit_ctx *c, struct strbuf *sb, bool verdict, bool fit)
 		const struct engine_serving *sv = &c->sv;
 
 		fit_jw_open(&jw, "serving", '{');
-		fit_jw_str(&jw, "engine", c->serve_eng ? c->serve_eng->name : "vllm");
+		fit_jw_str(&jw, "engine", pool_engine(c));
+		fit_jw_str(&jw, "speed_engine", c->serve_eng ? c->serve_eng->name : "vllm");
 		fit_jw_num(&jw, "gpu_memory_utilization", c->eo.gpu_memory_utilization, 2);
 		fit_jw_num(&jw, "block_size", c->eo.block_size, 0);
 		fit_jw_num(&jw, "kv_pool_bytes", round(sv->kv_pool_bytes), 0);

@@ -344,7 +344,10 @@ fitj llama-3.1-8b --engine ollama --gpu "h100 sxm"
 py "--engine ollama is llama.cpp, in the range" '
 s = d["speed"]
 assert s["engine"] == "llama.cpp" and s["engine_source"], s
-assert d["serving"]["engine"] == "llama.cpp"'
+assert d["serving"]["speed_engine"] == "llama.cpp" and d["serving"]["engine"] == "vllm"'
+fitj llama-3.1-8b --engine sglang --gpu "h100 sxm"
+py "--engine sglang: its own pool formula" '
+assert d["serving"]["engine"] == "sglang" and d["serving"]["speed_engine"] == "sglang"'
 # TP cost and MoE experts
 expect 0 "70B on 4 GPUs" "$bin" fit llama-3.1-70b --gpus 4 --gpu "h100 sxm"
 grep -qE '^  tensor parallel over 4 GPUs: 2 all-reduces a layer .* ms a step' "$tmp/out" && ok "the TP cost line" || not_ok "no TP line" "$tmp/out"
