@@ -47,32 +47,21 @@ struct run {
 	struct bench_devs *devs;
 	const struct bench_p2p_opts *o;
 	bool *lost;
-	char (*why)[200]; /* each lost device's cause */
-	bool stopped;
-	double plan_left; /* estimated seconds of the tests not started */
-	double cur_plan;
+	char (*why)[200];       /* each lost device's cause */
+	struct bench_pace pace; /* stop and progress; its test names the buffer below */
 	char test[64];
 };
 
 static bool
 want_stop(struct run *r)
 {
-	if (!r->stopped && r->o->stop && r->o->stop())
-		r->stopped = true;
-	return r->stopped;
+	return bench_pace_stop(&r->pace);
 }
 
 static void
 progress(struct run *r, double done)
 {
-	double left;
-
-	if (!r->o->progress)
-		return;
-	left = r->cur_plan * (1 - done) + r->plan_left;
-	if (left < 1e-6)
-		left = 0;
-	r->o->progress(r->o->progress_arg, r->test, done, left);
+	bench_pace_progress(&r->pace, done);
 }
 
 static bool
@@ -580,8 +569,8 @@ run_pair(struct run *r, struct pair *p, struct bench_p2p_result *res, unsigned c
 		link_of(r, a.d, b.d, &p->pi, x);
 		snprintf(r->test, sizeof(r->test), "p2p %s%s%s", x->src_id,
 		         k == K_BIDIR ? "<>" : ">", x->dst_id);
-		r->cur_plan = p->plan[k];
-		r->plan_left -= r->cur_plan;
+		r->pace.cur_plan = p->plan[k];
+		r->pace.plan_left -= r->pace.cur_plan;
 		if (r->lost[p->a] || r->lost[p->b]) {
 			size_t i = r->lost[p->a] ? p->a : p->b;
 
@@ -640,6 +629,10 @@ bench_p2p_run(struct bench_devs *devs, const bool *selected, const struct bench_
 	unsigned char *chunk = NULL;
 	size_t *idx, nidx = 0, npair = 0, nres = 0;
 
+	r.pace = (struct bench_pace){ .stop = r.o->stop,
+		                      .progress = r.o->progress,
+		                      .progress_arg = r.o->progress_arg };
+	r.pace.test = r.test;
 	*out = NULL;
 	*n = 0;
 	if (!devs || (devs->ndev && !devs->dev))
@@ -689,7 +682,8 @@ bench_p2p_run(struct bench_devs *devs, const bool *selected, const struct bench_
 				p->plan[K_REV] = p->pi.from ? plan_seconds(nvl, bytes) : 0;
 				p->plan[K_BIDIR] =
 				        p->pi.to && p->pi.from ? 2 * plan_seconds(nvl, bytes) : 0;
-				r.plan_left += p->plan[K_FWD] + p->plan[K_REV] + p->plan[K_BIDIR];
+				r.pace.plan_left +=
+				        p->plan[K_FWD] + p->plan[K_REV] + p->plan[K_BIDIR];
 			}
 		}
 	res = xcalloc(npair * 3, sizeof(*res));
@@ -709,5 +703,5 @@ out:
 	}
 	*out = res;
 	*n = nres;
-	return r.stopped ? 1 : 0;
+	return r.pace.stopped ? 1 : 0;
 }

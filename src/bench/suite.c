@@ -168,33 +168,42 @@ struct run {
 	bool lost;
 	int lost_rc; /* E_LOST or E_TIMEOUT */
 	char lost_why[200];
-	bool stopped;
-	/* progress */
-	double plan_left; /* planned seconds of the tests not yet started */
-	const char *cur;
-	double cur_plan, cur_t0;
+	struct bench_pace pace; /* stop and progress */
+	double cur_t0;
 };
+
+bool
+bench_pace_stop(struct bench_pace *p)
+{
+	if (!p->stopped && p->stop && p->stop())
+		p->stopped = true;
+	return p->stopped;
+}
+
+void
+bench_pace_progress(const struct bench_pace *p, double done)
+{
+	double left;
+
+	if (!p->progress)
+		return;
+	left = p->cur_plan * (1 - done) + p->plan_left;
+	/* the plan's sums and differences leave crumbs */
+	if (left < 1e-6)
+		left = 0;
+	p->progress(p->progress_arg, p->test, done, left);
+}
 
 static bool
 want_stop(struct run *r)
 {
-	if (!r->stopped && r->o->stop && r->o->stop())
-		r->stopped = true;
-	return r->stopped;
+	return bench_pace_stop(&r->pace);
 }
 
 static void
 progress(struct run *r, double done)
 {
-	double left;
-
-	if (!r->o->progress)
-		return;
-	left = r->cur_plan * (1 - done) + r->plan_left;
-	/* the plan's sums and differences leave crumbs */
-	if (left < 1e-6)
-		left = 0;
-	r->o->progress(r->o->progress_arg, r->cur, done, left);
+	bench_pace_progress(&r->pace, done);
 }
 
 /* Every device status goes through here: a lost or hung device is used no more. */
@@ -1629,6 +1638,9 @@ bench_suite_run(struct bench_dev *d, const struct bench_suite_opts *opts, struct
 	struct err e = ERR_INIT;
 	int rc;
 
+	r.pace = (struct bench_pace){ .stop = r.o->stop,
+		                      .progress = r.o->progress,
+		                      .progress_arg = r.o->progress_arg };
 	*nres = 0;
 	r.target = r.o->target_s > 0 ? r.o->target_s : r.o->quick ? 0.1 : 0.5;
 	rc = dv(&r, d->ops->mem_info(d, &r.free_bytes, &total, &e));
@@ -1648,7 +1660,7 @@ bench_suite_run(struct bench_dev *d, const struct bench_suite_opts *opts, struct
 		if (!selected(r.o, tests[i].name))
 			continue;
 		if (tests[i].group != G_STREAM || stream_last == SIZE_MAX)
-			r.plan_left += plan_seconds(&r, &tests[i]);
+			r.pace.plan_left += plan_seconds(&r, &tests[i]);
 		if (tests[i].group == G_STREAM)
 			stream_last = i;
 	}
@@ -1667,7 +1679,7 @@ bench_suite_run(struct bench_dev *d, const struct bench_suite_opts *opts, struct
 			if (i != stream_last)
 				continue;
 		}
-		if (r.lost || r.stopped) {
+		if (r.lost || r.pace.stopped) {
 			for (int k = 0; k < 5; k++) {
 				struct bench_result *y = t->group == G_STREAM ? sres[k]
 				                         : k                  ? NULL
@@ -1696,9 +1708,9 @@ bench_suite_run(struct bench_dev *d, const struct bench_suite_opts *opts, struct
 						        "the device cannot run BabelStream's kernels");
 					}
 			} else {
-				r.cur = "stream";
-				r.cur_plan = plan_seconds(&r, t);
-				r.plan_left -= r.cur_plan;
+				r.pace.test = "stream";
+				r.pace.cur_plan = plan_seconds(&r, t);
+				r.pace.plan_left -= r.pace.cur_plan;
 				progress(&r, 0);
 				err_clear(&e);
 				rc = run_stream(&r, sres, &e);
@@ -1711,9 +1723,9 @@ bench_suite_run(struct bench_dev *d, const struct bench_suite_opts *opts, struct
 			x->status = BENCH_UNSUPPORTED;
 			unsupported_why(&r, t, x->why, sizeof(x->why));
 		} else {
-			r.cur = t->name;
-			r.cur_plan = plan_seconds(&r, t);
-			r.plan_left -= r.cur_plan;
+			r.pace.test = t->name;
+			r.pace.cur_plan = plan_seconds(&r, t);
+			r.pace.plan_left -= r.pace.cur_plan;
 			progress(&r, 0);
 			err_clear(&e);
 			switch (t->group) {
@@ -1744,5 +1756,5 @@ bench_suite_run(struct bench_dev *d, const struct bench_suite_opts *opts, struct
 		err_set(err, r.lost_rc, "device lost: %s", r.lost_why);
 		return r.lost_rc;
 	}
-	return r.stopped ? 1 : 0;
+	return r.pace.stopped ? 1 : 0;
 }

@@ -60,6 +60,27 @@ struct bench_result {
  */
 typedef void bench_progress_fn(void *arg, const char *test, double done, double left_s);
 
+/*
+ * A run's stop and progress bookkeeping, one for bench_suite_run() and
+ * bench_p2p_run(): the caller's stop and progress callbacks, whether stop
+ * has said so (it is asked once more only until it has), and the plan's
+ * seconds, of the test running (cur_plan, named test) and of those not yet
+ * started (plan_left), from which the time left is told.
+ */
+struct bench_pace {
+	int (*stop)(void);
+	bench_progress_fn *progress;
+	void *progress_arg;
+	bool stopped;
+	double plan_left, cur_plan;
+	const char *test;
+};
+
+/* Whether to stop now: once the callback has said so, every later call says so too. */
+bool bench_pace_stop(struct bench_pace *p);
+/* Tell the progress callback (if any) that p->test is done to the fraction done. */
+void bench_pace_progress(const struct bench_pace *p, double done);
+
 struct bench_suite_opts {
 	bool quick;               /* about 15 s a device in all */
 	double target_s;          /* a calibrated test's time; 0: 0.5 s (quick 0.1) */
