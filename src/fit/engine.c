@@ -548,13 +548,6 @@ engine_moe_read_share(double experts, double k, double b)
 
 /* ---- what a step reads ---- */
 
-/* KV-cache bytes per value of j (--kv-cache, else 16 bits): fit.c's, the one fit_memory() uses. */
-static double
-kv_value_bytes(const struct fit_job *j)
-{
-	return fit_job_kv_value_bytes(j);
-}
-
 /*
  * Bytes of the weights one token's decode step reads:
  * fit_job_active_weight_bytes() counts the decoder layers at the job's
@@ -650,7 +643,7 @@ engine_speed(const struct engine_profile *e, const struct fit_shape *s, const st
 	link_of(g, o, n, &gbs, &lat);
 
 	out->weight_bytes = engine_step_weight_bytes(s, j, o, b);
-	out->kv_bytes = fit_kv_bytes(s, j->ctx, b, kv_value_bytes(j));
+	out->kv_bytes = fit_kv_bytes(s, j->ctx, b, fit_job_kv_value_bytes(j));
 	moe_layers = o && o->experts > 0 && o->experts_per_token > 0
 	                     ? fmax(0, s->layers - o->dense_layers)
 	                     : 0;
@@ -733,19 +726,11 @@ engine_speed_range(const struct fit_shape *s, const struct fit_job *j, const str
 
 /* ---- serving capacity ---- */
 
-/* One GPU's memory as CUDA reports it (cudaMemGetInfo's total). */
-static double
-cuda_total_bytes(const struct gpu_spec *g)
-{
-	double t = gpu_spec_cuda_total_bytes(g);
-
-	return isfinite(t) && t > 0 ? t : fit_spec_bytes(g);
-}
-
 static bool
 vllm_big_gpu(const struct gpu_spec *g)
 {
-	return cuda_total_bytes(g) >= VLLM_BIG_GPU && !(g->name && strstr(g->name, "A100"));
+	return fit_spec_bytes(g) /* cudaMemGetInfo's total */ >= VLLM_BIG_GPU &&
+	       !(g->name && strstr(g->name, "A100"));
 }
 
 void
@@ -768,7 +753,7 @@ engine_serving(const struct engine_profile *e, const struct fit_shape *s, const 
 	max_seqs = nz(o->max_num_seqs, vllm_big_gpu(g) ? 1024 : 256);
 	block = nz(o->block_size, 16);
 
-	out->total_bytes = cuda_total_bytes(g);
+	out->total_bytes = fit_spec_bytes(g);
 	out->budget_bytes = nz(o->gpu_memory_utilization, 0.9) * out->total_bytes;
 	out->weight_bytes = fit_job_weight_bytes(s, j) / n;
 	out->activation_bytes = fmax(ACT_BYTES_PER_UNIT * tokens_batch * (s->mlp_width + s->hidden),
@@ -793,7 +778,7 @@ engine_serving(const struct engine_profile *e, const struct fit_shape *s, const 
 
 	/* a GPU holds kv_heads / n of the heads, at least one; MLA's latent on every GPU */
 	split = o->mla ? 1 : (o->kv_heads > 0 && o->kv_heads < n ? o->kv_heads : n);
-	kvb = kv_value_bytes(j);
+	kvb = fit_job_kv_value_bytes(j);
 	out->block_bytes = block * s->kv_per_token * kvb / split;
 	if (!(out->kv_pool_bytes > 0) || !(out->block_bytes > 0))
 		return;
