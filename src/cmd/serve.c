@@ -32,6 +32,7 @@
 #include "core/strbuf.h"
 #include "core/xalloc.h"
 #include "doctor/doctor.h"
+#include "doctor/live.h"
 #include "front/json.h"
 #include "front/prom.h"
 #include "serve/http.h"
@@ -65,6 +66,7 @@ struct serve {
 	size_t nr_findings, alloc_findings;
 	bool findings_known;
 	double next_doctor;
+	struct dr_live *live; /* health and workload every second, for the web page */
 
 	unsigned long errors;
 	char last_error[256];
@@ -162,6 +164,20 @@ run_doctor(struct serve *sv)
 	strbuf_release(&klog);
 }
 
+/* health.* and workload.* over the last samples, at most once a second: /api/v1/findings/live */
+static void
+run_live(struct serve *sv, const struct gpu_snapshot *snap)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	dr_live_push(sv->live, snap);
+	if (!dr_live_update(sv->live))
+		return;
+	dr_live_doc(&sb, &sv->live->report, snap->time, sv->live->nr);
+	strbuf_addch(&sb, '\n');
+	serve_state_set(&sv->st, SB_LIVE, http_body_new(&sb, "application/json"));
+}
+
 /* Keep snap (taken over) as the newest sample of the window. */
 static void
 window_push(struct serve *sv, struct gpu_snapshot *snap)
@@ -249,6 +265,8 @@ collect_main(void *arg)
 			continue;
 		}
 		sv->last_error[0] = '\0';
+		if (sv->live)
+			run_live(sv, &snap);
 		window_push(sv, &snap);
 		if (sv->doctor_interval > 0 && clock_mono() >= sv->next_doctor) {
 			run_doctor(sv);
@@ -521,8 +539,11 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 	mallopt(M_TRIM_THRESHOLD, 256 * 1024);
 #endif
 	cfg->want_procs = true;
-	if (doctor_interval > 0)
+	if (doctor_interval > 0) {
 		nvml_probe(cfg, &sv->probe);
+		sv->live = xmalloc(sizeof(*sv->live));
+		dr_live_init(sv->live, interval, false);
+	}
 	rc = cmd_open_collector_any(cfg, ids, &sv->c);
 	if (rc != EXIT_OK)
 		goto out;
@@ -570,6 +591,9 @@ out:
 		gpu_snapshot_release(&sv->win[i]);
 	if (sv->c)
 		collector_close(sv->c);
+	if (sv->live)
+		dr_live_release(sv->live);
+	free(sv->live);
 	free(sv->findings);
 	pthread_cond_destroy(&sv->cv);
 	pthread_mutex_destroy(&sv->mu);

@@ -21,6 +21,7 @@
 #include "core/strbuf.h"
 #include "core/xalloc.h"
 #include "core/json.h"
+#include "doctor/live.h"
 #include "front/json.h"
 #include "front/query.h"
 
@@ -72,7 +73,7 @@ static void
 watch_usage(FILE *f)
 {
 	fputs("usage: gpuscope watch [-i ID[,ID...]] [-d SEC] [-c COUNT] [--format table|csv[,noheader][,nounits]|ndjson]\n"
-	      "                      [--fields FIELD,...]\n"
+	      "                      [--fields FIELD,...] [--findings]\n"
 	      "run 'gpuscope --help' for details, 'gpuscope query --help-query-gpu' for the fields\n",
 	      f);
 }
@@ -229,6 +230,20 @@ format_sample(struct watch *w, const struct gpu_snapshot *snap, struct strbuf *o
 	}
 }
 
+/*
+ * --findings: doctor's health and workload findings over the last samples,
+ * a record of their own ("gpuscope.findings/1") when they change.
+ */
+static void
+findings_record(struct dr_live *live, const struct gpu_snapshot *snap, struct strbuf *out)
+{
+	dr_live_push(live, snap);
+	if (!dr_live_update(live) || !live->changed)
+		return;
+	dr_live_doc(out, &live->report, snap->time, live->nr);
+	strbuf_addch(out, '\n');
+}
+
 static int
 parse_format(struct watch *w, const char *spec)
 {
@@ -255,7 +270,7 @@ parse_format(struct watch *w, const char *spec)
 int
 cmd_watch(int argc, char **argv, struct gs_config *cfg)
 {
-	enum { OPT_FIELDS = 256, OPT_FORMAT, OPT_NOHEADER };
+	enum { OPT_FIELDS = 256, OPT_FORMAT, OPT_NOHEADER, OPT_FINDINGS };
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },
 		{ "interval", required_argument, NULL, 'd' },
@@ -264,6 +279,7 @@ cmd_watch(int argc, char **argv, struct gs_config *cfg)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "fields", required_argument, NULL, OPT_FIELDS },
 		{ "query-gpu", required_argument, NULL, OPT_FIELDS },
+		{ "findings", no_argument, NULL, OPT_FINDINGS },
 		{ "timeout", required_argument, NULL, CMD_OPT_TIMEOUT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -275,7 +291,8 @@ cmd_watch(int argc, char **argv, struct gs_config *cfg)
 	unsigned long count = 0, done = 0;
 	struct feed *feed = NULL;
 	struct strbuf out = STRBUF_INIT;
-	bool trouble = false;
+	bool trouble = false, findings = false;
+	struct dr_live *live = NULL;
 	int c, rc = EXIT_OK;
 
 	query_init(&w.q, QUERY_GPU);
@@ -312,6 +329,9 @@ cmd_watch(int argc, char **argv, struct gs_config *cfg)
 		case OPT_FIELDS:
 			fields = optarg;
 			break;
+		case OPT_FINDINGS:
+			findings = true;
+			break;
 		default:
 			rc = cmd_common_option(c, argv, cfg, NULL, watch_usage);
 			if (rc != CMD_NEXT_OPTION)
@@ -322,6 +342,11 @@ cmd_watch(int argc, char **argv, struct gs_config *cfg)
 	rc = cmd_no_operands(argc, argv, watch_usage);
 	if (rc != EXIT_OK)
 		goto out;
+	if (findings && w.format != WF_NDJSON) {
+		cmd_error("--findings needs --format ndjson (its findings are JSON records)");
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	w.fields_given = fields != NULL;
 	if (!fields)
 		fields = w.format == WF_CSV ? "timestamp,index,name," : "";
@@ -339,9 +364,13 @@ cmd_watch(int argc, char **argv, struct gs_config *cfg)
 	}
 
 	cmd_stop_on_signals();
-	rc = cmd_open_feed(cfg, ids, false, interval, &feed);
+	rc = cmd_open_feed(cfg, ids, findings, interval, &feed);
 	if (rc != EXIT_OK)
 		goto out;
+	if (findings) {
+		live = xmalloc(sizeof(*live));
+		dr_live_init(live, interval, cfg->replay != NULL);
+	}
 	cmd_stop_feed(feed);
 	while (!cmd_stopped() && (!count || done < count)) {
 		struct gpu_snapshot snap;
@@ -361,6 +390,8 @@ cmd_watch(int argc, char **argv, struct gs_config *cfg)
 		}
 		strbuf_reset(&out);
 		format_sample(&w, &snap, &out);
+		if (live)
+			findings_record(live, &snap, &out);
 		for (size_t d = 0; d < snap.nr_dev; d++)
 			if (snap.dev[d].state != DEV_OK && snap.dev[d].state != DEV_SUSPENDED)
 				trouble = true;
@@ -377,6 +408,9 @@ cmd_watch(int argc, char **argv, struct gs_config *cfg)
 out:
 	cmd_stop_feed(NULL); /* a signal from now on must not wake a closed feed */
 	feed_close(feed);
+	if (live)
+		dr_live_release(live);
+	free(live);
 	strbuf_release(&out);
 	query_release(&w.q);
 	free(w.width);

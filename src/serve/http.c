@@ -261,7 +261,7 @@ reply_body(struct MHD_Connection *c, struct serve_state *st, enum serve_body i)
 	}
 	pthread_mutex_unlock(&st->mu);
 	return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
-	             i == SB_FINDINGS
+	             i == SB_FINDINGS || i == SB_LIVE
 	                     ? "doctor has not run yet (see --doctor-interval)\n"
 	                     : "no sample yet: the GPUs are being read for the first time\n",
 	             "Retry-After", "1");
@@ -678,13 +678,15 @@ handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 		return reply_body(c, h->st, SB_STATUS);
 	if (!strcmp(url, "/api/v1/findings"))
 		return reply_body(c, h->st, SB_FINDINGS);
+	if (!strcmp(url, "/api/v1/findings/live"))
+		return reply_body(c, h->st, SB_LIVE);
 	if (!strcmp(url, "/healthz"))
 		return reply_health(c, h->st);
 	if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
 		return mhd.queue_response(c, MHD_HTTP_OK, h->page);
 	return reply(c, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8",
-	             "not found: gpuscope serve has /, /metrics, /api/v1/status, /api/v1/findings "
-	             "and /healthz\n",
+	             "not found: gpuscope serve has /, /metrics, /api/v1/status, /api/v1/findings, "
+	             "/api/v1/findings/live and /healthz\n",
 	             NULL, NULL);
 }
 

@@ -6,7 +6,8 @@
  * and costs no more than a copy to the socket.
  *
  * Paths: /metrics (the text format, or OpenMetrics when Accept asks for
- * it), /api/v1/status, /api/v1/findings, /healthz, / (the web page).
+ * it), /api/v1/status, /api/v1/findings, /api/v1/findings/live, /healthz, /
+ * (the web page).
  * Only GET and HEAD are served. Connections are bounded in number, in
  * memory and in time (a request has a deadline to arrive; at the limit the
  * connection that has waited longest for its request goes), and bcrypt
@@ -37,6 +38,7 @@ enum serve_body {
 	SB_OPENMETRICS,
 	SB_STATUS,   /* gpuscope.status/1 */
 	SB_FINDINGS, /* gpuscope.doctor/1 */
+	SB_LIVE,     /* gpuscope.findings/1: health and workload, every second */
 	SB__COUNT,
 };
 

@@ -34,7 +34,9 @@ static const char *const help_lines[][2] = {
 	{ "c F3  C", "chart: next / previous metric (utilisation, memory, power," },
 	{ "", "temperature, SM clock, memory clock, memory controller)" },
 	{ "m", "layout: auto, full (two lines per GPU), compact (one line per GPU)" },
-	{ "f", "show or hide the findings pane" },
+	{ "f", "show or hide the findings pane (doctor's health and workload checks)" },
+	{ "F", "a finding's full text: evidence, meaning, what to do (or click it)" },
+	{ "", "in it: Left Right other finding, Up Down scroll, Esc back" },
 	{ "space", "pause: freeze the display (sampling goes on); again to resume" },
 	{ "+ -", "sample less often / more often" },
 	{ "r Ctrl-L", "sample now and redraw the screen" },
@@ -108,6 +110,176 @@ tui_help_key(struct tui *t, int ch)
 	}
 	t->dirty = true;
 	return 1;
+}
+
+/* --- a finding's full text ------------------------------------------------------------ */
+
+void
+tui_open_finding(struct tui *t)
+{
+	if (!t->findings.nr) {
+		tui_message(t, ROLE_NORMAL, "no finding to show (%s)",
+		            tui_findings_empty_text(&t->findings));
+		return;
+	}
+	if (t->find_sel >= t->findings.nr)
+		t->find_sel = 0;
+	t->find_scroll = 0;
+	t->dialog = DLG_FINDING;
+	t->dirty = true;
+}
+
+/* The length of the next line of at most w columns of text from s (breaking at a space). */
+static size_t
+wrap_len(const char *s, size_t len, int w)
+{
+	size_t cut = 0, cols = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (((unsigned char)s[i] & 0xC0) == 0x80)
+			continue; /* a UTF-8 continuation byte takes no column */
+		if ((int)cols == w)
+			return cut ? cut : i;
+		if (s[i] == ' ')
+			cut = i + 1;
+		cols++;
+	}
+	return len;
+}
+
+/*
+ * Lay text out in lines of w columns: each line's start, length and indent
+ * into off, len and ind (up to max of them); returns the count.
+ */
+static int
+wrap(const char *text, int w, size_t *off, size_t *len, int *ind, int max)
+{
+	const char *p = text;
+	int n = 0;
+
+	if (w < 8)
+		w = 8;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t para = nl ? (size_t)(nl - p) : strlen(p), done = 0;
+		/* a line of a list ("  - ...") keeps its indent when it wraps */
+		int indent = !strncmp(p, "  - ", 4) ? 4 : 0;
+
+		do {
+			size_t l = wrap_len(p + done, para - done, done ? w - indent : w);
+
+			if (n < max) {
+				off[n] = (size_t)(p - text) + done;
+				len[n] = l;
+				ind[n] = done ? indent : 0;
+			}
+			n++;
+			done += l;
+		} while (done < para);
+		p += para + (nl != NULL);
+	}
+	return n;
+}
+
+#define FINDING_LINES 400
+
+static void
+draw_finding(struct tui *t)
+{
+	const struct tui_finding *e;
+	size_t off[FINDING_LINES], len[FINDING_LINES];
+	int ind[FINDING_LINES];
+	struct strbuf line = STRBUF_INIT;
+	int w = COLS - 4, h = LINES - 2, y = 1, x = 2, rows, n;
+	char title[160], buf[64];
+
+	if (t->find_sel >= t->findings.nr) {
+		t->dialog = DLG_NONE;
+		return;
+	}
+	e = &t->findings.v[t->find_sel];
+	if (w > 100)
+		w = 100;
+	x = (COLS - w) / 2;
+	snprintf(title, sizeof(title), "Finding %zu of %zu: %s", t->find_sel + 1, t->findings.nr,
+	         e->code);
+	tui_box(t, y, x, h, w, title);
+	rows = h - 4;
+	if (e->gpu >= 0)
+		snprintf(buf, sizeof(buf), "%s, GPU %d", tui_finding_severity_name(e->severity),
+		         e->gpu);
+	else
+		snprintf(buf, sizeof(buf), "%s", tui_finding_severity_name(e->severity));
+	tui_put(t, y + 1, x + 2, w - 4,
+	        e->severity == FINDING_ERROR  ? ROLE_HIGH
+	        : e->severity == FINDING_WARN ? ROLE_MID
+	                                      : ROLE_LABEL,
+	        buf);
+	n = wrap(e->detail ? e->detail : e->text, w - 4, off, len, ind, FINDING_LINES);
+	if (n > FINDING_LINES)
+		n = FINDING_LINES;
+	if (t->find_scroll > n - rows)
+		t->find_scroll = n - rows;
+	if (t->find_scroll < 0)
+		t->find_scroll = 0;
+	for (int r = 0; r < rows - 1 && t->find_scroll + r < n; r++) {
+		int i = t->find_scroll + r;
+		const char *d = e->detail ? e->detail : e->text;
+
+		strbuf_reset(&line);
+		strbuf_addchars(&line, ' ', (size_t)ind[i]);
+		strbuf_add(&line, d + off[i], len[i]);
+		tui_put(t, y + 2 + r, x + 2, w - 4, ROLE_NORMAL, line.buf);
+	}
+	strbuf_release(&line);
+	tui_put(t, y + h - 2, x + 1, w - 2, ROLE_DIM,
+	        " Left/Right: other finding  Up/Down: scroll  Esc: close");
+}
+
+static void
+finding_key(struct tui *t, int ch)
+{
+	switch (ch) {
+	case 27:
+	case 'q':
+	case 'F':
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		t->dialog = DLG_NONE;
+		break;
+	case KEY_RIGHT:
+	case 'n':
+		if (t->find_sel + 1 < t->findings.nr) {
+			t->find_sel++;
+			t->find_scroll = 0;
+		}
+		break;
+	case KEY_LEFT:
+	case 'p':
+		if (t->find_sel > 0) {
+			t->find_sel--;
+			t->find_scroll = 0;
+		}
+		break;
+	case KEY_UP:
+		t->find_scroll--;
+		break;
+	case KEY_DOWN:
+		t->find_scroll++;
+		break;
+	case KEY_PPAGE:
+		t->find_scroll -= LINES - 6;
+		break;
+	case KEY_NPAGE:
+		t->find_scroll += LINES - 6;
+		break;
+	case KEY_HOME:
+		t->find_scroll = 0;
+		break;
+	default:
+		break;
+	}
 }
 
 /* --- the signals ------------------------------------------------------------------- */
@@ -423,6 +595,9 @@ tui_draw_dialog(struct tui *t)
 	case DLG_CONFIRM:
 		draw_confirm(t);
 		break;
+	case DLG_FINDING:
+		draw_finding(t);
+		break;
 	case DLG_NONE:
 		break;
 	}
@@ -530,6 +705,10 @@ tui_dialog_key(struct tui *t, int ch)
 	t->dirty = true;
 	if (t->dialog == DLG_FILTER) {
 		filter_key(t, ch);
+		return;
+	}
+	if (t->dialog == DLG_FINDING) {
+		finding_key(t, ch);
 		return;
 	}
 	if (t->dialog == DLG_CONFIRM) {

@@ -476,10 +476,36 @@ draw_bottom(struct tui *t, int y)
 
 /* --- the findings pane ------------------------------------------------------------ */
 
+/* One finding at (y, x): severity, GPU, id and title. */
+static void
+draw_finding_line(struct tui *t, int y, int x, const struct tui_finding *e)
+{
+	char head[48];
+	enum tui_role role = e->severity == FINDING_ERROR  ? ROLE_HIGH
+	                     : e->severity == FINDING_WARN ? ROLE_MID
+	                                                   : ROLE_NORMAL;
+
+	if (e->gpu >= 0)
+		snprintf(head, sizeof(head), "  %-7s GPU %d ",
+		         tui_finding_severity_name(e->severity), e->gpu);
+	else
+		snprintf(head, sizeof(head), "  %-7s ", tui_finding_severity_name(e->severity));
+	if (x >= COLS)
+		return;
+	x += tui_puts(t, y, x, COLS - x, role, head);
+	if (x < COLS)
+		tui_puts(t, y, x, COLS - x, ROLE_NORMAL, e->text);
+}
+
+/*
+ * The findings, worst first: a header line with their count, then one line
+ * each; a pane of one line shows the worst on the header line.
+ */
 static void
 draw_findings(struct tui *t, int y, int rows)
 {
 	const struct tui_findings *f = &t->findings;
+	char buf[64];
 	int x;
 
 	if (rows <= 0)
@@ -489,28 +515,18 @@ draw_findings(struct tui *t, int y, int rows)
 		tui_puts(t, y, x + 2, COLS - x - 2, ROLE_DIM, tui_findings_empty_text(f));
 		return;
 	}
-	{
-		char buf[32];
-
-		snprintf(buf, sizeof(buf), "  %zu", f->nr);
-		tui_puts(t, y, x, COLS - x, ROLE_DIM, buf);
+	snprintf(buf, sizeof(buf), "  %zu (F: full text)", f->nr);
+	x += tui_puts(t, y, x, COLS - x, ROLE_DIM, buf);
+	if (rows == 1) {
+		draw_finding_line(t, y, x, &f->v[0]);
+		t->geom.find_y = y;
+		t->geom.find_rows = 1;
+		return;
 	}
-	for (int r = 1; r < rows && (size_t)(r - 1) < f->nr; r++) {
-		const struct tui_finding *e = &f->v[r - 1];
-		char head[48];
-		enum tui_role role = e->severity == FINDING_ERROR  ? ROLE_HIGH
-		                     : e->severity == FINDING_WARN ? ROLE_MID
-		                                                   : ROLE_NORMAL;
-
-		if (e->gpu >= 0)
-			snprintf(head, sizeof(head), "  %-7s GPU %d ",
-			         tui_finding_severity_name(e->severity), e->gpu);
-		else
-			snprintf(head, sizeof(head), "  %-7s ",
-			         tui_finding_severity_name(e->severity));
-		x = tui_puts(t, y + r, 0, COLS, role, head);
-		tui_puts(t, y + r, x, COLS - x, ROLE_NORMAL, e->text);
-	}
+	for (int r = 1; r < rows && (size_t)(r - 1) < f->nr; r++)
+		draw_finding_line(t, y + r, 0, &f->v[r - 1]);
+	t->geom.find_y = y + 1;
+	t->geom.find_rows = rows - 1;
 }
 
 /* --- the main view ----------------------------------------------------------------- */

@@ -1,10 +1,10 @@
 /*
- * The findings pane of top: what diagnostic checks (the doctor, to come)
- * found about the machine or one GPU. top only shows the list; it fills
- * nothing in itself, so until a checker runs the pane says so plainly
- * ("no checks yet") rather than implying all is well. A checker runs on
- * the UI thread with each new snapshot (take() in tui.c): it calls
- * tui_findings_begin(), then tui_findings_add() for each finding.
+ * The findings pane of top: what doctor's health and workload checks
+ * (doctor/live.h) find over top's own last samples, worst first. Until they
+ * have run the pane says so plainly ("no checks yet") rather than implying
+ * all is well. They run on the UI thread with each new snapshot (take() in
+ * tui.c), at most once a second: tui_findings_begin(), then
+ * tui_findings_add() for each finding (tui_findings_from_report() does both).
  */
 #ifndef GPUSCOPE_TUI_FINDINGS_H
 #define GPUSCOPE_TUI_FINDINGS_H
@@ -21,8 +21,9 @@ enum finding_severity {
 struct tui_finding {
 	enum finding_severity severity;
 	int gpu;        /* the GPU's index, or -1 for the machine */
-	char code[32];  /* stable identifier of the check ("pcie-downtrained") */
-	char text[200]; /* one line for people: what was found and what to do */
+	char code[64];  /* the finding's id ("health.throttle.thermal") */
+	char text[200]; /* one line for people: what was found */
+	char *detail;   /* owned, or NULL: the full text (evidence, meaning, action), lines */
 };
 
 struct tui_findings {
@@ -42,9 +43,16 @@ void tui_findings_release(struct tui_findings *f);
 /* Forget the findings of the last run and mark the list as checked (a run begins). */
 void tui_findings_begin(struct tui_findings *f);
 
-/* Add one finding; text is cut to fit. */
+/* Add one finding; text is cut to fit; detail (NULL: none) is copied. */
 void tui_findings_add(struct tui_findings *f, enum finding_severity sev, int gpu, const char *code,
-                      const char *text);
+                      const char *text, const char *detail);
+
+/*
+ * The findings of r worse than ok, in its order (dr_live gives them worst
+ * first), in place of the last run's.
+ */
+struct dr_report;
+void tui_findings_from_report(struct tui_findings *f, const struct dr_report *r);
 
 /* "info", "warning", "error". */
 const char *tui_finding_severity_name(enum finding_severity sev);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "tui/tui_impl.h"
+#include "doctor/live.h"
 #include "backend/feed.h"
 #include "core/config.h"
 #include "core/err.h"
@@ -160,6 +161,34 @@ show(struct tui *t, struct gpu_snapshot *s)
 	t->dirty = true;
 }
 
+/* doctor's health and workload checks over the last samples, at most once a second */
+static void
+check(struct tui *t, const struct gpu_snapshot *s)
+{
+	char code[sizeof(t->findings.v[0].code)] = "";
+	int gpu = -1;
+
+	dr_live_push(t->live, s);
+	t->live->interval = t->interval;
+	/* a paused display keeps its findings too; they catch up with the next sample */
+	if (t->paused || !dr_live_update(t->live))
+		return;
+	if (t->find_sel < t->findings.nr) {
+		str_copy(code, sizeof(code), t->findings.v[t->find_sel].code);
+		gpu = t->findings.v[t->find_sel].gpu;
+	}
+	tui_findings_from_report(&t->findings, &t->live->report);
+	/* the dialog stays on the finding it shows, wherever the list puts it now */
+	for (size_t i = 0; code[0] && i < t->findings.nr; i++)
+		if (!strcmp(t->findings.v[i].code, code) && t->findings.v[i].gpu == gpu) {
+			t->find_sel = i;
+			break;
+		}
+	if (t->find_sel >= t->findings.nr)
+		t->find_sel = t->findings.nr ? t->findings.nr - 1 : 0;
+	t->dirty = true;
+}
+
 static void
 take(struct tui *t)
 {
@@ -181,8 +210,8 @@ take(struct tui *t)
 	pthread_mutex_unlock(&t->mu);
 
 	if (got) {
-		/* the doctor, when it comes, checks s here and fills t->findings */
 		history_push(&t->hist, &s);
+		check(t, &s);
 		t->frames++;
 		if (t->paused) {
 			if (t->have_latest)
@@ -387,6 +416,12 @@ mouse(struct tui *t)
 				set_sort(t, g->col_id[i]);
 		return;
 	}
+	if (g->find_rows && ev.y >= g->find_y && ev.y < g->find_y + g->find_rows &&
+	    (size_t)(ev.y - g->find_y) < t->findings.nr) {
+		t->find_sel = (size_t)(ev.y - g->find_y);
+		tui_open_finding(t);
+		return;
+	}
 	if (g->proc_y >= 0 && ev.y >= g->proc_y && ev.y < g->proc_y + g->proc_rows) {
 		t->focus = FOCUS_PROCS;
 		if (t->top + (size_t)(ev.y - g->proc_y) < t->pv.nr)
@@ -551,6 +586,10 @@ main_key(struct tui *t, int ch)
 	case 'f':
 		t->findings_pane = !t->findings_pane;
 		break;
+	case 'F':
+		t->find_sel = 0; /* the worst first */
+		tui_open_finding(t);
+		break;
 	case ' ':
 		toggle_pause(t);
 		break;
@@ -678,6 +717,8 @@ init(struct tui *t, struct feed *feed, const struct tui_options *opt)
 	history_init(&t->hist);
 	pv_init(&t->pv);
 	tui_findings_init(&t->findings);
+	t->live = xmalloc(sizeof(*t->live));
+	dr_live_init(t->live, opt->interval > 0 ? opt->interval : 1, t->replay);
 	strbuf_init(&t->sb, 0);
 	t->layout = opt->layout;
 	t->interval = opt->interval > 0 ? opt->interval : 1;
@@ -698,6 +739,8 @@ release(struct tui *t)
 	history_release(&t->hist);
 	pv_release(&t->pv);
 	tui_findings_release(&t->findings);
+	dr_live_release(t->live);
+	free(t->live);
 	tui_dialogs_release(t);
 	strbuf_release(&t->sb);
 	pthread_mutex_destroy(&t->mu);

@@ -55,6 +55,7 @@ enum tui_dialog {
 	DLG_USER,    /* choosing a user */
 	DLG_SIGNAL,  /* choosing a signal */
 	DLG_CONFIRM, /* sending it: yes or no */
+	DLG_FINDING, /* one finding's full text */
 };
 
 enum tui_focus {
@@ -63,10 +64,13 @@ enum tui_focus {
 };
 
 /* Where the last frame put things, for the mouse. */
+struct dr_live;
+
 struct tui_geom {
 	int gpu_y, gpu_rows, gpu_lines_per; /* GPU lines: first row, rows, rows per GPU */
 	size_t gpu_first;                   /* the GPU at gpu_y */
 	int proc_header_y, proc_y, proc_rows;
+	int find_y, find_rows;      /* the findings pane's list: first row (the worst), rows */
 	int col_x[PCOL__COUNT + 1]; /* start of each shown column, in order */
 	enum pcol col_id[PCOL__COUNT];
 	int nr_cols;
@@ -103,6 +107,7 @@ struct tui {
 	unsigned long hist_upto; /* samples the charts show (frozen while paused) */
 	struct proc_view pv;
 	struct tui_findings findings;
+	struct dr_live *live; /* doctor's samples and findings (doctor/live.h) */
 
 	/* the interface */
 	bool color, utf8, mouse;
@@ -128,6 +133,8 @@ struct tui {
 	bool detail_all;  /* detail view: unknown fields too */
 	int help_scroll;
 	int menu_sel;
+	size_t find_sel; /* the finding the finding dialog shows */
+	int find_scroll;
 	char **users; /* the user menu's entries, taken when it opened */
 	size_t nr_users, alloc_users;
 	char edit[128]; /* the filter being typed */
@@ -202,6 +209,7 @@ void tui_open_kill(struct tui *t);
 void tui_open_sort(struct tui *t);
 void tui_open_user(struct tui *t);
 void tui_open_filter(struct tui *t);
+void tui_open_finding(struct tui *t);
 void tui_dialogs_release(struct tui *t);
 
 #endif

@@ -4,7 +4,9 @@
 # the bus at t = 2): / is data/web/index.html; the page shows a card per GPU
 # with its name, the lost GPU loudly and its readings as "-", numbers equal
 # to the scenario's at the sample's time, the processes sorted by GPU memory,
-# doctor's findings; behind a path prefix (a small proxy that also slows the
+# doctor's findings (set-up and log ones from /api/v1/findings, health and
+# workload live from /api/v1/findings/live, worst first, each with its full
+# text; markup in a finding shown as text, never run); behind a path prefix (a small proxy that also slows the
 # API down, so that real time passes under Chromium's virtual time) it comes
 # back after two failed polls, gathers samples and its numbers move with the
 # scenario; at 390 px it has no horizontal overflow; with the API down it
@@ -228,10 +230,23 @@ def first(argv):
     c.check("the process table has the scenario's processes, most GPU memory first", got == PROCS, got)
     cmd = [k for k in rows[2].kids if k.tag == "td"][5].text() if len(rows) == 3 else ""
     c.check("with their command lines", cmd.startswith("/home/alice/.venv/bin/python3 -m torch.distributed.run"), cmd)
-    want = sorted(f["id"] for f in findings["findings"] if f["severity"] != "ok")
+    live = lambda i: i.startswith("health.") or i.startswith("workload.")
+    want = sorted(f["id"] for f in findings["findings"] if f["severity"] != "ok" and not live(f["id"]))
     lis = c.find(lambda n: n.tag == "li" and "data-id" in n.attrs)
-    shown = sorted(n.attrs["data-id"] for n in lis)
-    c.check("the findings are /api/v1/findings' (%d not ok)" % len(want), shown == want, (shown, want))
+    shown = sorted(n.attrs["data-id"] for n in lis if n.attrs.get("data-source") == "doctor")
+    c.check("the set-up and log findings are /api/v1/findings' (%d not ok)" % len(want), shown == want, (shown, want))
+    byid = {(n.attrs["data-id"], n.attrs.get("data-gpu")): n for n in lis if n.attrs.get("data-source") == "live"}
+    c.check("health and workload come live from /api/v1/findings/live",
+            all(live(i) for i, g in byid) and c.body.attrs.get("data-live-time"), sorted(byid))
+    lost = byid.get(("health.gpu.lost", "2"))
+    c.check("the lost GPU 2 is a live error finding with its GPU",
+            lost is not None and lost.attrs.get("data-severity") == "error" and "GPU 2" in lost.text(), sorted(byid))
+    c.check("... and its full text: evidence, meaning, what to do",
+            lost is not None and all(w in lost.text() for w in ("Evidence", "Meaning", "What to do", "fallen off the bus")),
+            lost and lost.text())
+    sev = [n.attrs.get("data-severity") for n in lis]
+    order = {"error": 0, "warning": 1, "info": 2}
+    c.check("worst first", [order[x] for x in sev] == sorted(order[x] for x in sev), sev)
     b = c.banner()
     c.check("no banner", b is not None and "hidden" in b.attrs, b and b.text())
     json.dump({"t": c.last_time(), "v": {"%d %s" % k: v for k, v in c.numbers(epoch).items()}},
@@ -316,6 +331,30 @@ setInterval(function () {
 """
 
 
+# findings with markup in them, as a process name or a log line could bring
+EVIL = '<img src=x onerror="document.body.setAttribute(\'data-pwned\',1)"><b>bold</b>'
+EVIL_LIVE = {"schema": "gpuscope.findings/1", "time": 1, "samples": 6, "worst": "warning", "findings": [
+    {"id": "workload.suspect_process", "severity": "warning", "gpu": 0,
+     "title": "Possible cryptominer or unwanted process on GPU 0: pid 7 (" + EVIL + ")",
+     "evidence": ["name: " + EVIL], "meaning": EVIL, "action": EVIL}]}
+EVIL_REPORT = {"schema": "gpuscope.doctor/1", "time": 1, "worst": "error", "exit_code": 2, "findings": [
+    {"id": "log.nvidia.xid", "severity": "error", "title": "Xid 79 " + EVIL, "evidence": [EVIL],
+     "meaning": None, "action": None}]}
+
+
+def evil(argv):
+    c = Checker(argv[1])
+    ul = next(iter(c.find(c.attr("id", "findings"))), Node("x", {}))
+    lis = c.find(lambda n: n.tag == "li" and "data-id" in n.attrs, ul)
+    c.check("markup in findings is shown as text: both findings there",
+            sorted(n.attrs["data-id"] for n in lis) == ["log.nvidia.xid", "workload.suspect_process"],
+            [n.attrs for n in lis])
+    c.check("... no element made of it (no img, no b)", not c.find(lambda n: n.tag in ("img", "b"), ul),
+            [n.tag for n in c.find(lambda n: True, ul)])
+    c.check("... its text literal", EVIL in ul.text(), ul.text()[:300])
+    c.check("... and nothing ran", "data-pwned" not in c.body.attrs, c.body.attrs)
+
+
 def proxy(argv):
     """/gs/X, /flaky/X, /down/X: the server's /X; the API answers 0.15 s late,
     under /flaky/ its first two status polls get 503, under /down/ 502."""
@@ -333,6 +372,11 @@ def proxy(argv):
         def do_GET(self):
             if self.path == "/phone.html":
                 return self.answer(200, "text/html", PHONE)
+            if self.path.startswith("/evil/api/v1/findings"):
+                return self.answer(200, "application/json", json.dumps(EVIL_LIVE if "live" in self.path
+                                                                       else EVIL_REPORT).encode())
+            if self.path.startswith("/evil/"):
+                self.path = "/gs/" + self.path[len("/evil/"):]
             m = re.match(r"/(gs|flaky|down)/(.*)", self.path)
             if not m:
                 return self.answer(404, "text/plain", b"no\n")
@@ -361,7 +405,8 @@ def proxy(argv):
     srv.serve_forever()
 
 
-{"first": first, "second": second, "phone": phone, "down": down, "wait": wait, "proxy": proxy}[sys.argv[1]](sys.argv[1:])
+{"first": first, "second": second, "phone": phone, "down": down, "wait": wait, "proxy": proxy,
+ "evil": evil}[sys.argv[1]](sys.argv[1:])
 EOF
 
 # 1. the server, on the fake NVML, time 0 of the scenario now
@@ -387,6 +432,7 @@ if [ -z "$port" ]; then
 fi
 ok "serve listens on 127.0.0.1:$port"
 url=http://127.0.0.1:$port/
+direct=$url # browse() sets url
 python3 "$tmp/helper.py" proxy "$url" >"$tmp/proxy.port" 2>"$tmp/proxy.err" &
 pids="$pids $!"
 python3 "$tmp/helper.py" wait "$url" "$tmp/findings.json" >"$tmp/check" 2>&1
@@ -429,6 +475,29 @@ if browse down "$proxy/down/" --window-size=1280,800 && [ -s "$tmp/down.html" ];
 else
 	not_ok "chromium did not render $proxy/down/" "$tmp/down.err"
 fi
+
+# 6. findings whose texts hold markup (the proxy answers both findings endpoints)
+if browse evil "$proxy/evil/" --window-size=1280,1600 && [ -s "$tmp/evil.html" ]; then
+	python3 "$tmp/helper.py" evil "$tmp/evil.html" >"$tmp/check" 2>&1
+	report "$tmp/check"
+else
+	not_ok "chromium did not render $proxy/evil/" "$tmp/evil.err"
+fi
+
+# 7. the live findings endpoint itself
+python3 - "$direct" >"$tmp/check" 2>&1 <<'PY'
+import json, sys, urllib.request
+d = json.load(urllib.request.urlopen(sys.argv[1] + "api/v1/findings/live", timeout=5))
+ok = d.get("schema") == "gpuscope.findings/1" and set(d) == {"schema", "time", "samples", "worst", "findings"}
+print(("PASS" if ok else "FAIL") + " /api/v1/findings/live is a gpuscope.findings/1 document: %s" % sorted(d))
+ids = [(f["id"], f["gpu"], f["severity"]) for f in d["findings"]]
+print(("PASS" if ("health.gpu.lost", 2, "error") in ids else "FAIL") + " ... naming GPU 2 lost: %s (time %s)" % (ids, d["time"]))
+print(("PASS" if d["worst"] == "error" and d["samples"] >= 2 else "FAIL")
+      + " ... worst error, over %s samples" % d["samples"])
+print(("PASS" if all(i.split(".")[0] in ("health", "workload") for i, g, s in ids) else "FAIL")
+      + " ... health and workload findings only")
+PY
+report "$tmp/check"
 
 if kill -0 "$server" 2>/dev/null; then
 	ok "serve still runs"

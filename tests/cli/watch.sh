@@ -3,8 +3,9 @@
 # line, each ndjson line is a JSON document of its own whose members are
 # those of status --json, lines are flushed as they are written (a pipe
 # sees the first sample before the second is due), Ctrl-C ends cleanly, a
-# GPU lost mid-run is marked and the others go on, and bad options are
-# usage errors. Prints TAP.
+# GPU lost mid-run is marked and the others go on, --findings adds doctor's
+# health and workload findings as records of their own when they change,
+# and bad options are usage errors. Prints TAP.
 set -u
 O=${O:-build}
 cd "$(dirname "$0")/../.." || exit 2
@@ -161,7 +162,53 @@ EOF
 env $live FAKE_NVML_SCENARIO="$tmp/lost.scn" "$bin" watch -d 0.25 -c 5 >"$tmp/out" 2>"$tmp/err"
 check "table marks the lost GPU [lost]" grep -q '^ *[0-9:]* *1 .*\[lost\]$' "$tmp/out"
 
-# 7. usage errors
+# 7. --findings: doctor's findings, a record of their own when they change
+fixed "$bin" watch --format ndjson --findings -c 3 >"$tmp/out" 2>"$tmp/err"
+check "--findings: exit 0" test $? -eq 0
+check "--findings: one findings record (the clock stands still: worked out once)" \
+	test "$(grep -c '"schema":"gpuscope.findings/1"' "$tmp/out")" = 1
+check "--findings: every line a document; the findings record follows the first sample's GPU lines" python3 -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+kinds = [l["schema"] for l in lines]
+assert kinds[:3] == ["gpuscope.watch/1", "gpuscope.watch/1", "gpuscope.findings/1"], kinds
+assert kinds.count("gpuscope.watch/1") == 6, kinds
+' "$tmp/out"
+check "--findings: worst first, the GPU of each, the doctor's members" python3 -c '
+import json, sys
+rec = [json.loads(l) for l in open(sys.argv[1]) if "gpuscope.findings/1" in l][0]
+assert set(rec) == {"schema", "time", "samples", "worst", "findings"}, rec.keys()
+assert rec["worst"] == "error" and rec["samples"] == 1, rec
+f = rec["findings"]
+assert f[0]["id"] == "health.ecc.uncorrectable" and f[0]["gpu"] == 1, f[0]
+order = {"error": 2, "warning": 1, "info": 0}
+assert [order[x["severity"]] for x in f] == sorted((order[x["severity"]] for x in f), reverse=True)
+for x in f:
+    assert set(x) == {"id", "severity", "gpu", "title", "evidence", "meaning", "action"}, x
+    assert x["severity"] != "ok" and not x["id"].startswith("setup.") and not x["id"].startswith("log.")
+' "$tmp/out"
+GPUSCOPE_NVML=$O/fakenvml/current/libnvidia-ml.so.1 FAKE_NVML_SCENARIO=tests/scenarios/workload-starved.scn \
+	FAKE_NVML_EPOCH=$(date +%s) FAKE_NVML_SPEED=10 GPUSCOPE_PROC_ROOT=tests/fixtures/doctor/proc-workload \
+	GPUSCOPE_SYSFS_ROOT=tests/fixtures/sys-empty GPUSCOPE_PASSWD=tests/fixtures/passwd \
+	"$bin" watch --format ndjson --findings -d 0.1 -c 40 >"$tmp/out" 2>"$tmp/err"
+check "--findings over a starved GPU: a later record names workload.starved; each record a change" python3 -c '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if "gpuscope.findings/1" in l]
+assert len(recs) >= 2, len(recs)
+assert not any(x["id"] == "workload.starved" for x in recs[0]["findings"])
+assert any(x["id"] == "workload.starved" and x["gpu"] == 0 for x in recs[-1]["findings"]), recs[-1]
+key = lambda r: [(x["id"], x["severity"], x["title"]) for x in r["findings"]]
+assert all(key(a) != key(b) for a, b in zip(recs, recs[1:])), "a record that changes nothing"
+' "$tmp/out"
+for args in "--findings" "--format csv --findings"; do
+	# shellcheck disable=SC2086
+	fixed "$bin" watch $args -c 1 >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	check "watch $args: usage error, it needs ndjson (exit 2)" \
+		sh -c "[ $rc = 2 ] && [ ! -s '$tmp/out' ] && grep -q 'needs --format ndjson' '$tmp/err'"
+done
+
+# 8. usage errors
 for args in "--format xml" "--fields memory.usde" "--fields ," "-c 0" "-c -3" "-d 0" "-d fast" "stray" "--bogus" "-d"; do
 	# shellcheck disable=SC2086
 	fixed "$bin" watch $args >"$tmp/out" 2>"$tmp/err"

@@ -11,7 +11,7 @@ check "80x24: the title bar" '^ gpuscope top  gpu-node-01 .* 2 GPUs  every 0.2s 
 check "80x24: GPU 0 with its clock" '^ 0 H100 80GB HBM3  P0  SM [0-9]+ MHz'
 check "80x24: bars for utilisation, memory, power, temperature" 'UTL\[.*\] MEM\[.*\] PWR\[.*698/700W\] TMP\[.*74/89°C\]'
 check "80x24: history charts, one per GPU" '^History: GPU utilisation \(%\), last'
-check "80x24: the findings pane, empty and saying so" '^Findings  no checks yet$'
+check "80x24: the findings pane, one line with the worst finding" '^Findings  [0-9]+ \(F: full text\)  error   GPU 1 '
 check "80x24: the process table's header" '^GPU +PID Type User +GPU-Mem GPU% +CPU% +RSS +Time Command'
 check "80x24: a process row" '^  0 +1001 C +alice +70120MiB +97 +40\.0 +2\.2G'
 check "80x24: the keys at the bottom" '^F1Help +F2Detail +F3Chart +F4Filter +F5Tree +F6SortBy +F9Kill +F10Quit'

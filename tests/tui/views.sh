@@ -60,7 +60,7 @@ keys f
 wait_gone '^Findings' 3
 ok $? "f: hides the findings pane"
 keys f
-check "f again: the pane is back" '^Findings  no checks yet'
+check "f again: the pane is back" '^Findings  [0-9]+ \(F: full text\)'
 
 keys ' '
 check "space: paused" 'PAUSED'
@@ -119,7 +119,7 @@ rc=$(wait_exit)
 [ "$rc" = 2 ] && grep -q "the terminal 'dumb' cannot place the cursor" "$TMP/err"
 ok $? "TERM=dumb: refused with the reason, exit 2 ($rc)"
 start 80 24 TERM=xterm-256color
-check "TERM=xterm-256color: the full screen" '^Findings  no checks yet'
+check "TERM=xterm-256color: the full screen" '^Findings  [0-9]+ \(F: full text\)'
 check "TERM=xterm-256color: the keys" '^F1Help'
 
 # a choice of GPUs, an interval in milliseconds
