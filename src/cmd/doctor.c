@@ -5,8 +5,6 @@
  */
 #include "cmd/cmd.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +22,13 @@
 #include "core/xalloc.h"
 #include "backend/nvml_probe.h"
 #include "doctor/doctor.h"
+#include "doctor/logread.h"
 #include "record/record.h"
 
 /* the newest kernel log read: enough for days of a busy machine's messages */
 #define KLOG_MAX (4u << 20)
+/* a --log file, once unpacked: an nvidia-bug-report of a large machine fits */
+#define LOG_MAX ((size_t)256 << 20)
 
 #define DOCTOR_EXIT_FAILED 3
 
@@ -40,8 +41,10 @@ doctor_usage(FILE *f)
 	      "Checks how this machine is set up for GPU work, the GPUs' health, the kernel log\n"
 	      "and the workload, and says what to do.\n"
 	      "  -j, --json          the findings as one JSON document (schema gpuscope.doctor/1)\n"
-	      "      --log=FILE      read the kernel log from FILE (dmesg, journalctl -k, syslog,\n"
-	      "                      nvidia-bug-report; '-' for stdin) instead of /dev/kmsg\n"
+	      "      --log=FILE      judge the log in FILE alone ('-' for stdin): dmesg, journalctl\n"
+	      "                      (any -o, json too), syslog, container logs, a pasted excerpt,\n"
+	      "                      nvidia-bug-report.log.gz, a devcoredump; this machine's set-up\n"
+	      "                      is checked only when --only names it\n"
 	      "      --watch=SEC     sample the GPUs and their processes for SEC seconds first, to\n"
 	      "                      judge trends and workload patterns (\"60\", \"5m\")\n"
 	      "  -d, --interval=SEC  seconds between those samples (default 1)\n"
@@ -206,34 +209,6 @@ read_recording(const char *path, const char *since, struct window *w)
 	return 0;
 }
 
-/* All of a kernel log file ('-': standard input) into sb. */
-static int
-read_log(const char *path, struct strbuf *sb)
-{
-	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
-	char buf[1 << 16];
-	ssize_t n;
-
-	if (fd < 0) {
-		cmd_error("--log %s: %s", path, strerror(errno));
-		return DOCTOR_EXIT_FAILED;
-	}
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			cmd_error("--log %s: %s", path, strerror(errno));
-			if (fd != STDIN_FILENO)
-				close(fd);
-			return DOCTOR_EXIT_FAILED;
-		}
-		strbuf_add(sb, buf, (size_t)n);
-	}
-	if (fd != STDIN_FILENO)
-		close(fd);
-	return 0;
-}
-
 /*
  * Mark in run[] the checks that list names ("setup" for every set-up
  * check); 0, or an exit status after naming what is not a check.
@@ -268,6 +243,18 @@ select_checks(const char *list, bool *run)
 		p += len + (p[len] == ',');
 	}
 	return 0;
+}
+
+/*
+ * --log without --only judges the text alone: it may come from another
+ * machine, so this one's set-up is not checked; the health, bench and
+ * workload checks run only on the samples --watch or --recording asks for.
+ */
+static void
+log_checks(bool *run, bool sampled)
+{
+	for (size_t i = 0; dr_checks[i].name; i++)
+		run[i] = !strcmp(dr_checks[i].name, "klog") || (sampled && !dr_checks[i].setup);
 }
 
 static const char *
@@ -405,6 +392,8 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		run[i] = true;
 	if (only && select_checks(only, run))
 		return DOCTOR_EXIT_FAILED;
+	if (log_path && !only)
+		log_checks(run, watch > 0 || recording);
 	if (since && !recording) {
 		cmd_error("--since goes with --recording FILE");
 		return DOCTOR_EXIT_FAILED;
@@ -427,7 +416,7 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 	} else if (watch > 0) {
 		cfg->want_procs = true;
 		watch_gpus(cfg, watch, interval, &win, &nvml);
-	} else {
+	} else if (!log_path || only) {
 		cfg->want_procs =
 		        false; /* one sample: the set-up and health, not who uses the GPUs */
 		have_snap = read_gpus(cfg, &snap, &nvml);
@@ -449,14 +438,22 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		ctx.snap = have_snap ? &snap : NULL;
 	}
 	if (log_path) {
-		rc = read_log(log_path, &klog);
-		if (rc) {
+		char why[512];
+
+		if (!strcmp(log_path, "-") && isatty(STDIN_FILENO))
+			fputs("gpuscope doctor: reading the log from the terminal: paste it, then "
+			      "Ctrl-D\n",
+			      stderr);
+		if (dr_log_load(log_path, &klog, LOG_MAX, why, sizeof(why)) < 0) {
+			cmd_error("--log %s", why);
+			strbuf_release(&klog);
 			window_release(&win);
 			gpu_snapshot_release(&snap);
-			return rc;
+			return DOCTOR_EXIT_FAILED;
 		}
 		ctx.klog = klog.buf;
 		ctx.klog_source = strcmp(log_path, "-") ? log_path : "standard input";
+		ctx.klog_foreign = true;
 	} else if (recording) {
 		ctx.klog_why = "the kernel log of the recording's time was not given: add "
 		               "--log FILE (a saved dmesg or 'journalctl -k' of that time)";

@@ -91,7 +91,7 @@ lib_src=$(ls src/core/*.c src/front/*.c src/doctor/*.c src/fit/*.c src/record/*.
 	src/backend/pci.c src/backend/nvml_version.c src/serve/webconfig.c src/serve/negotiate.c)
 build_ok=1
 # shellcheck disable=SC2086
-if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor src/fit src/record data/cuda/drivers.tsv data/nvidia/xid.tsv data/specs/gpus.tsv data/models/models.tsv data/engines/engines.tsv data/prices/prices.tsv $backend $serve tests/fuzz/run.sh -newer "$lib" 2>/dev/null)" ]; then
+if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor src/fit src/record data/cuda/drivers.tsv data/nvidia/xid.tsv data/messages data/specs/gpus.tsv data/models/models.tsv data/engines/engines.tsv data/prices/prices.tsv $backend $serve tests/fuzz/run.sh -newer "$lib" 2>/dev/null)" ]; then
 	rm -f "$lib"
 	objs=""
 	i=0
@@ -121,6 +121,16 @@ if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor src/fit src/rec
 	objs="$objs $o"
 	rm -f "$o"
 	"$CLANG" -c -o "$o" -DXID_TSV_PATH='"data/nvidia/xid.tsv"' src/doctor/xid_data.S >"$o.log" 2>&1 || rm -f "$o"
+	o=$out/obj/src_doctor_msg_data.o
+	objs="$objs $o"
+	rm -f "$o"
+	# data/messages/*.tsv as one file, each table headed by "#file NAME", as the Makefile makes it
+	for f in $(ls data/messages/*.tsv 2>/dev/null | sort); do
+		printf '#file %s\n' "$f"
+		cat "$f"
+		echo
+	done >"$out/messages.tsv"
+	"$CLANG" -c -o "$o" -DMSG_TSV_PATH="\"$out/messages.tsv\"" src/doctor/msg_data.S >"$o.log" 2>&1 || rm -f "$o"
 	o=$out/obj/src_fit_specs_data.o
 	objs="$objs $o"
 	rm -f "$o"
