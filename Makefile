@@ -72,7 +72,7 @@ LIB_DIRS := core backend front doctor fit record bench
 LIB_SRC := $(sort $(wildcard $(LIB_DIRS:%=src/%/*.c)) src/serve/webconfig.c src/serve/negotiate.c)
 CMD_SRC := $(sort $(wildcard src/cmd/*.c src/tui/*.c) src/serve/http.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o) $(O)/src/doctor/cuda_data.o $(O)/src/doctor/xid_data.o \
-	$(O)/src/core/specs_data.o $(O)/src/fit/models_data.o
+	$(O)/src/doctor/msg_data.o $(O)/src/core/specs_data.o $(O)/src/fit/models_data.o
 CMD_OBJ := $(CMD_SRC:%.c=$(O)/%.o)
 LIB := $(O)/libgpuscope.a
 BIN := $(O)/gpuscope
@@ -119,6 +119,22 @@ $(O)/src/doctor/cuda_data.o: src/doctor/cuda_data.S data/cuda/drivers.tsv
 $(O)/src/doctor/xid_data.o: src/doctor/xid_data.S data/nvidia/xid.tsv
 	@mkdir -p $(@D)
 	$(CC) -c -o $@ -DXID_TSV_PATH='"data/nvidia/xid.tsv"' $<
+
+# doctor's tables of user-space and driver messages (data/messages/*.tsv, klog_msg.c),
+# concatenated in name order, each after a "#file NAME" line, into one file built into the
+# binary. messages.list holds the tables' names, rewritten when a table is added or removed,
+# so that either rebuilds it as a change of one does.
+MSG_TSV := $(sort $(wildcard data/messages/*.tsv))
+MSG_LIST := $(O)/data/messages.list
+$(shell mkdir -p $(O)/data && { echo '$(MSG_TSV)' | cmp -s - $(MSG_LIST) || echo '$(MSG_TSV)' >$(MSG_LIST); })
+$(O)/data/messages.tsv: $(MSG_TSV) $(MSG_LIST)
+	@mkdir -p $(@D)
+	for f in $(MSG_TSV); do printf '#file %s\n' "$$f"; cat "$$f"; echo; done >$@.tmp
+	mv $@.tmp $@
+
+$(O)/src/doctor/msg_data.o: src/doctor/msg_data.S $(O)/data/messages.tsv
+	@mkdir -p $(@D)
+	$(CC) -c -o $@ -DMSG_TSV_PATH='"$(O)/data/messages.tsv"' $<
 
 # the GPU spec sheet (core) and fit's model catalog, built into the binary
 $(O)/src/core/specs_data.o: src/core/specs_data.S data/specs/gpus.tsv

@@ -2,13 +2,16 @@
  * The long explanations of `gpuscope doctor --explain ID` for the checks of
  * check_pci.c and check_env.c, in id order (tests check that every id
  * emitted is in the catalog); the other check files keep theirs beside
- * their code. Also the list of checks doctor runs.
+ * their code, and the message tables' ids (data/messages) come from klog_msg.c. Also the
+ * list of checks doctor runs.
  */
 #include "doctor/doctor.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "doctor/klog.h"
 
 const struct dr_explain dr_catalog_core[] = {
 	{ "setup.cuda.device_order", "CUDA and nvidia-smi number different GPUs differently",
@@ -95,13 +98,33 @@ static const struct dr_explain *const catalogs[] = {
 	dr_catalog_klog_drm, dr_catalog_klog_aer, dr_catalog_workload, dr_catalog_bench,
 };
 
-const struct dr_explain *
-dr_explain_find(const char *id)
+/* The built-in entry of id, or NULL. */
+static const struct dr_explain *
+builtin_find(const char *id)
 {
 	for (size_t i = 0; i < sizeof(catalogs) / sizeof(catalogs[0]); i++)
 		for (const struct dr_explain *e = catalogs[i]; e->id; e++)
 			if (!strcmp(e->id, id))
 				return e;
+	return NULL;
+}
+
+/*
+ * The entry of id: a built-in one, else one of the message tables' (data/messages,
+ * klog_msg.c), which never replace a built-in one of the same id.
+ */
+const struct dr_explain *
+dr_explain_find(const char *id)
+{
+	const struct dr_explain *e = builtin_find(id), *table;
+	size_t n;
+
+	if (e)
+		return e;
+	n = klog_msg_catalog(&table);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(table[i].id, id))
+			return &table[i];
 	return NULL;
 }
 
@@ -115,12 +138,20 @@ by_id(const void *a, const void *b)
 size_t
 dr_catalog_list(const struct dr_explain **out, size_t max)
 {
-	size_t n = 0;
+	const struct dr_explain *table;
+	size_t n = 0, nr_table = klog_msg_catalog(&table);
 
 	for (size_t i = 0; i < sizeof(catalogs) / sizeof(catalogs[0]); i++)
 		for (const struct dr_explain *e = catalogs[i]; e->id; e++, n++)
 			if (n < max)
 				out[n] = e;
+	for (size_t i = 0; i < nr_table; i++) {
+		if (builtin_find(table[i].id))
+			continue;
+		if (n < max)
+			out[n] = &table[i];
+		n++;
+	}
 	if (out && n && max)
 		qsort(out, n < max ? n : max, sizeof(*out), by_id);
 	return n;

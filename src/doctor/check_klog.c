@@ -1,7 +1,9 @@
 /*
  * log.*: the kernel log, read once line by line; each decoder (NVIDIA's
  * here in klog_nvidia.c, amdgpu/i915/xe in klog_drm.c, PCIe AER in klog_aer.c) takes
- * its own lines and reports them afterwards, repeats counted once.
+ * its own lines and reports them afterwards, repeats counted once; the message tables
+ * (data/messages, klog_msg.c) read every line and report last, so that a message that
+ * follows from a kernel finding is reported as its consequence.
  */
 #include "doctor/doctor.h"
 
@@ -128,10 +130,36 @@ const struct dr_explain dr_catalog_klog[] = {
 	{ NULL, NULL, NULL },
 };
 
+/* Has r a warning or an error from index from on? */
+static bool
+worse_than_info(const struct dr_report *r, size_t from)
+{
+	for (size_t i = from; i < r->nr; i++)
+		if (r->f[i].severity > DR_INFO)
+			return true;
+	return false;
+}
+
+/*
+ * log.ok: no warning or error in the log. The machine's own kernel log is a kernel log; a
+ * --log file may hold any program's lines, which the message tables read too.
+ */
+static void
+report_ok(const struct dr_ctx *ctx, size_t lines, struct dr_report *r)
+{
+	const char *src = ctx->klog_source ? ctx->klog_source : "/dev/kmsg";
+	bool kernel = !strcmp(src, "/dev/kmsg") || !strcmp(src, "journalctl --dmesg --boot");
+	struct dr_finding *f = dr_add(r, "log.ok", DR_OK, "%s: no GPU error in %zu line%s",
+	                              kernel ? "kernel log" : "log", lines, lines == 1 ? "" : "s");
+
+	dr_evidence(f, "read from %s", src);
+}
+
 void
 dr_check_klog(const struct dr_ctx *ctx, struct dr_report *r)
 {
-	struct klog_events nv = KLOG_EVENTS_INIT, drm = KLOG_EVENTS_INIT, aer = KLOG_EVENTS_INIT;
+	struct klog_events nv = KLOG_EVENTS_INIT, drm = KLOG_EVENTS_INIT, aer = KLOG_EVENTS_INIT,
+	                   msg = KLOG_EVENTS_INIT;
 	struct klog_line l = { 0 };
 	size_t pos = 0, len;
 
@@ -151,6 +179,8 @@ dr_check_klog(const struct dr_ctx *ctx, struct dr_report *r)
 	}
 	len = strlen(ctx->klog);
 	while (klog_next(ctx->klog, len, &pos, &l, 0)) {
+		/* every line, a kernel decoder's too: a table row may read what it only quotes */
+		klog_msg_line(&l, &msg);
 		if (!klog_nvidia_line(&l, &nv) && !klog_drm_line(&l, &drm))
 			klog_aer_line(&l, &aer);
 	}
@@ -160,16 +190,12 @@ dr_check_klog(const struct dr_ctx *ctx, struct dr_report *r)
 		klog_nvidia_report(ctx, &nv, r);
 		klog_drm_report(ctx, &drm, r);
 		klog_aer_report(ctx, &aer, r);
-		if (r->nr == before) {
-			struct dr_finding *f =
-			        dr_add(r, "log.ok", DR_OK, "kernel log: no GPU error in %zu line%s",
-			               l.lineno, l.lineno == 1 ? "" : "s");
-
-			dr_evidence(f, "read from %s",
-			            ctx->klog_source ? ctx->klog_source : "/dev/kmsg");
-		}
+		klog_msg_report(ctx, &msg, r);
+		if (!worse_than_info(r, before))
+			report_ok(ctx, l.lineno, r);
 	}
 	klog_events_release(&nv);
 	klog_events_release(&drm);
 	klog_events_release(&aer);
+	klog_events_release(&msg);
 }

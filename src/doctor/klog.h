@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct strbuf;
+
 enum klog_clock {
 	KLOG_NONE = 0, /* the line has no time */
 	KLOG_BOOT,     /* seconds since boot: "[   12.345678] " */
@@ -102,6 +104,47 @@ bool klog_drm_line(const struct klog_line *l,
 void klog_drm_report(const struct dr_ctx *ctx, const struct klog_events *ev, struct dr_report *r);
 bool klog_aer_line(const struct klog_line *l, struct klog_events *ev); /* klog_aer.c: PCIe AER */
 void klog_aer_report(const struct dr_ctx *ctx, const struct klog_events *ev, struct dr_report *r);
+
+/*
+ * klog_msg.c: the user-space and driver messages of data/messages/<family>.tsv (nvidia-smi,
+ * the container toolkit, installers, CUDA, NCCL, the frameworks, ROCm, Level Zero, OpenCL,
+ * graphics APIs). klog_msg_line() counts a line that matches a table row (it reads every
+ * line, the kernel decoders' too); klog_msg_report() runs after the kernel decoders'
+ * reports, since a row's "after" ids are looked up in r.
+ */
+bool klog_msg_line(const struct klog_line *l, struct klog_events *ev);
+void klog_msg_report(const struct dr_ctx *ctx, const struct klog_events *ev, struct dr_report *r);
+
+/* One row of a table, its cells as written (data/messages/README.md has the format). */
+struct klog_msg_row {
+	const char *id, *severity, *pattern, *meaning, *causes, *actions, *see, *after, *example,
+	        *source;
+	const char *file; /* "data/messages/cuda.tsv" */
+	size_t line;      /* 1-based, in file */
+};
+
+/* Row i of all the tables (in file order), or NULL past the last. Parsed once, on first use. */
+const struct klog_msg_row *klog_msg_row(size_t i);
+/*
+ * The row that matches msg[0..len), or NULL: of several, the one with the most literal
+ * text (the first in table order of equals). naive: try every row on the line instead of
+ * the anchor index (the tests compare the two). caps (may be NULL): the captures as
+ * "name=value" lines.
+ */
+const struct klog_msg_row *klog_msg_match(const char *msg, size_t len, bool naive,
+                                          struct strbuf *caps);
+/*
+ * Every problem of the tables, one line each ("data/messages/x.tsv:12: ..."), into out:
+ * cells, severity, id, pattern, example (it must match its row and give its id), see and
+ * after ids that exist. Returns how many.
+ */
+size_t klog_msg_check(struct strbuf *out);
+/*
+ * The tables' ids as catalog entries (title and text built from their rows), sorted by id,
+ * built once; *out is valid for the life of the program. Returns how many.
+ */
+struct dr_explain;
+size_t klog_msg_catalog(const struct dr_explain **out);
 
 /* --- NVIDIA's Xid catalog (data/nvidia/xid.tsv, built in) ------------------------------ */
 

@@ -18,6 +18,7 @@
 #include "core/strbuf.h"
 #include "core/xalloc.h"
 #include "doctor/doctor.h"
+#include "doctor/klog_dec.h"
 
 extern const char nvidia_xid_tsv[], nvidia_xid_tsv_end[];
 
@@ -139,6 +140,10 @@ static const char K_API[] = "api";               /* key "CLIENT" */
 static const char K_API_MODULE[] = "api-module"; /* key "MODULE": a split message's 2nd line */
 static const char K_GPU_AT[] = "gpu-at";         /* key "BDF", detail the UUID */
 static const char K_VERSION[] = "version";       /* key "VERSION": the module that loaded */
+static const char K_RMINIT_AT[] = "rminit-at";   /* key "BDF": an RmInitAdapter line's GPU */
+static const char K_RMINIT_SHORT[] = "rminit-short"; /* key "BDF": "rm_init_adapter failed" */
+static const char K_GPU_LINE[] = "gpu-line";         /* key "last", detail the BDF: the last line */
+/* "The NVIDIA GPU BDF" that said nothing else */
 
 /* Does [p, end) start with s? */
 static bool
@@ -152,7 +157,7 @@ starts(const char *p, const char *end, const char *s)
 static const char *
 find(const char *p, const char *end, const char *s)
 {
-	return memmem(p, (size_t)(end - p), s, strlen(s));
+	return klog_search(p, end, s);
 }
 
 /*
@@ -314,6 +319,60 @@ api_line(const struct klog_line *l, const char *p, const char *end, struct klog_
 	set_detail(e, p, end);
 }
 
+/*
+ * GSP RPC timeouts printed without an Xid (and the lines that follow one), and the GSP's
+ * missed heartbeats ("GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out", "GPU6
+ * _kgspLogRpcTimeout: ********* GSP Timeout"), which name the GPU first: counted as
+ * K_GSP_RPC of "GPUn". Returns whether the line was one.
+ */
+static bool
+gsp_line(const struct klog_line *l, const char *p, const char *end, struct klog_events *ev)
+{
+	const char *q, *g;
+	struct klog_event *e;
+	size_t n = 3;
+
+	if ((q = find(p, end, "waiting for RPC response from GPU")) ||
+	    (q = find(p, end, "GSP RPC timeout")))
+		g = find(q, end, "GPU");
+	else if (find(p, end, "rpcRecvPoll timedout"))
+		g = NULL;
+	else if (find(p, end, "_kgspIsHeartbeatTimedOut: Heartbeat timed out") ||
+	         find(p, end, "GSP Timeout"))
+		g = starts(p, end, "GPU") ? p : NULL;
+	else
+		return false;
+	while (g && g + n < end && isdigit((unsigned char)g[n]))
+		n++;
+	e = klog_event_add(ev, K_GSP_RPC, l, "%.*s", g && n > 3 ? (int)n : 1, g && n > 3 ? g : "?");
+	set_detail(e, p, end);
+	return true;
+}
+
+/* Remember addr as the GPU of the last "NVRM: The NVIDIA GPU BDF" line. */
+static void
+remember_gpu_line(const struct klog_line *l, const char *addr, struct klog_events *ev)
+{
+	struct klog_event *e = klog_event_add(ev, K_GPU_LINE, l, "last");
+
+	free(e->detail);
+	e->detail = xstrdup(addr);
+}
+
+/* The GPU of a message split over lines: that of a "The NVIDIA GPU BDF" line at most 3
+   lines before l, or "?". */
+static const char *
+split_gpu(const struct klog_line *l, const struct klog_events *ev, char addr[24])
+{
+	const struct klog_event *e = klog_event_find(ev, K_GPU_LINE, "last");
+
+	if (e && e->detail && e->last.lineno < l->lineno && l->lineno - e->last.lineno <= 3)
+		snprintf(addr, 24, "%s", e->detail);
+	else
+		snprintf(addr, 24, "?");
+	return addr;
+}
+
 bool
 klog_nvidia_line(const struct klog_line *l, struct klog_events *ev)
 {
@@ -321,8 +380,12 @@ klog_nvidia_line(const struct klog_line *l, struct klog_events *ev)
 	char addr[24];
 	struct klog_event *e;
 
-	if (l->len < 6 || memcmp(p, "NVRM: ", 6))
-		return false;
+	if (l->len < 6 || memcmp(p, "NVRM: ", 6)) {
+		/* an Xid quoted inside another program's line ('... kernel output is: "NVRM:
+		   Xid (PCI:0000:21:00): 31, ..."') */
+		q = find(p, end, "NVRM: Xid (");
+		return q ? xid_line(l, q + 6, end, ev) : false;
+	}
 	p += 6;
 	if (starts(p, end, "Xid (")) {
 		return xid_line(l, p, end, ev);
@@ -339,8 +402,10 @@ klog_nvidia_line(const struct klog_line *l, struct klog_events *ev)
 		return true;
 	} else if (starts(p, end, "GPU ") || starts(p, end, "The NVIDIA GPU ")) {
 		q = p + (*p == 'G' ? 4 : 15);
-		if (!bdf(&q, end, addr))
+		if (!bdf(&q, end, addr)) {
+			gsp_line(l, p, end, ev);
 			return true;
+		}
 		if (find(q, end, "fallen off the bus")) {
 			klog_event_add(ev, K_FALLEN, l, "%s", addr);
 		} else if ((q = find(q, end, "RmInitAdapter failed!"))) {
@@ -349,7 +414,19 @@ klog_nvidia_line(const struct klog_line *l, struct klog_events *ev)
 
 			klog_event_add(ev, K_RMINIT, l, "%s %.*s", addr,
 			               c && ce ? (int)(ce + 1 - c) : 0, c ? c : "");
+			klog_event_add(ev, K_RMINIT_AT, l, "%s", addr);
+		} else if (find(p, end, "rm_init_adapter failed")) {
+			/* the line that follows "RmInitAdapter failed!" (or stands alone) */
+			klog_event_add(ev, K_RMINIT_SHORT, l, "%s", addr);
+		} else {
+			remember_gpu_line(l, addr, ev);
 		}
+		return true;
+	} else if (find(p, end, "fallen off the bus")) {
+		/* the last line of a message split over several ("NVRM: The NVIDIA GPU BDF" /
+		   "NVRM: (PCI ID: ...) installed in this system has" / "NVRM: fallen off the
+		   bus and is not responding to commands."): the GPU is on the first */
+		klog_event_add(ev, K_FALLEN, l, "%s", split_gpu(l, ev, addr));
 		return true;
 	} else if (starts(p, end, "RmInitAdapter failed!")) {
 		q = find(p, end, "(");
@@ -370,18 +447,7 @@ klog_nvidia_line(const struct klog_line *l, struct klog_events *ev)
 		version_line(l, p, end, ev);
 		return true;
 	}
-	/* GSP RPC timeouts printed without an Xid (and the lines that follow one) */
-	if ((q = find(p, end, "waiting for RPC response from GPU")) ||
-	    (q = find(p, end, "GSP RPC timeout")) || find(p, end, "rpcRecvPoll timedout")) {
-		const char *g = q ? find(q, end, "GPU") : NULL;
-		size_t n = 3;
-
-		while (g && g + n < end && isdigit((unsigned char)g[n]))
-			n++;
-		e = klog_event_add(ev, K_GSP_RPC, l, "%.*s", g && n > 3 ? (int)n : 1,
-		                   g && n > 3 ? g : "?");
-		set_detail(e, p, end);
-	}
+	gsp_line(l, p, end, ev);
 	return true;
 }
 
@@ -621,6 +687,83 @@ find_xid_after(const struct klog_events *ev, const struct klog_event *e, int cod
 static const int nvlink_codes[] = { 74, 144, 145, 146, 147, 148, 149, 150 };
 static const int cause45[] = { 48, 74, 144, 145, 146, 147, 148, 149, 150 };
 
+/* N of "caused by previous Xid N" on e's first line (Xid 45: the driver names the error
+   whose channels it cleaned up), or 0. */
+static int
+named_cause(const struct klog_event *e)
+{
+	const char *p = e->detail ? strstr(e->detail, "caused by previous Xid ") : NULL;
+
+	return p ? (int)strtol(p + strlen("caused by previous Xid "), NULL, 10) : 0;
+}
+
+/*
+ * Xid 45 whose line names its cause ("caused by previous Xid N"). With Xid N of the same
+ * GPU in the log, it is that one's clean-up (info); without it (an excerpt, or an earlier
+ * boot), the finding leads to Xid N: its meaning, causes and actions, its severity.
+ */
+static void
+report_xid45_named(const struct nv_report *nr, const struct klog_event *e, int named,
+                   struct dr_report *r)
+{
+	const struct nv_xid *x = klog_nvidia_xid(named);
+	const struct klog_event *c;
+	struct strbuf m = STRBUF_INIT, a = STRBUF_INIT;
+	char addr[24], label[200], times[48] = "";
+	struct dr_finding *f;
+
+	gpu_label(nr, event_bdf(e, addr), label, sizeof(label));
+	c = named == 79 ? klog_event_find(nr->ev, K_FALLEN, "%s", addr)
+	                : find_xid(nr->ev, e, named);
+	if (e->count > 1)
+		snprintf(times, sizeof(times), ", %lu times", e->count);
+	if (c) {
+		f = dr_add(r, "log.nvidia.xid", DR_INFO,
+		           "Xid 45 on GPU %s%s: clean-up after Xid %d on the same GPU (secondary)",
+		           label, times, named);
+		dr_meaning(
+		        f,
+		        "The driver cleaned up the channels of the programs that Xid %d hit, and "
+		        "says so (\"caused by previous Xid %d\"): this one is secondary and needs "
+		        "nothing of its own.",
+		        named, named);
+		dr_action(f, "Follow the finding for Xid %d on this GPU.", named);
+		evidence_event(nr, f, e, "repeated");
+		evidence_event(nr, f, c, "cause repeated");
+		return;
+	}
+	f = dr_add(r, "log.nvidia.xid", xid_severity(x),
+	           "Xid 45 on GPU %s%s: clean-up after Xid %d (%s), whose line is not in this log",
+	           label, times, named, x ? x->meaning : "not in gpuscope's catalog");
+	evidence_event(nr, f, e, "repeated");
+	strbuf_addf(&m,
+	            "Xid 45 is the driver cleaning up the channels of programs after an earlier "
+	            "error, and its line names that error: \"caused by previous Xid %d\". Xid %d "
+	            "is the cause to look at; its own line is not in this log (before the excerpt "
+	            "starts, or in an earlier boot's log). ",
+	            named, named);
+	if (x) {
+		strbuf_addf(&m, "Xid %d (%s): %s. ", named, x->mnemonic, x->meaning);
+		strbuf_addstr(&m, strstr(x->causes, " | ") ? "Possible causes, most likely first: "
+		                                           : "Cause: ");
+		add_causes(&m, x->causes);
+		strbuf_addstr(&m, ".");
+		strbuf_addf(&a,
+		            "Find the Xid %d lines ('journalctl -k -b', or 'journalctl -k -b -1' "
+		            "for the boot before). Now: %s. If it recurs: %s.",
+		            named, x->immediate, x->followup);
+	} else {
+		strbuf_addf(&a,
+		            "Find the Xid %d lines ('journalctl -k -b') and look the code up in "
+		            "NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors).",
+		            named);
+	}
+	dr_meaning(f, "%s", m.buf);
+	dr_action(f, "%s", a.buf);
+	strbuf_release(&m);
+	strbuf_release(&a);
+}
+
 static void
 report_xid(const struct nv_report *nr, const struct klog_event *e, struct dr_report *r)
 {
@@ -640,6 +783,10 @@ report_xid(const struct nv_report *nr, const struct klog_event *e, struct dr_rep
 	else if (code == 94 || code == 95 || code == 48)
 		cause = cause_before(nr->ev, e, nvlink_codes,
 		                     sizeof(nvlink_codes) / sizeof(nvlink_codes[0]));
+	if (code == 45 && !cause && named_cause(e) > 0) {
+		report_xid45_named(nr, e, named_cause(e), r);
+		return;
+	}
 	if (code == 45 && cause)
 		sev = DR_INFO;
 
@@ -972,6 +1119,9 @@ klog_nvidia_report(const struct dr_ctx *ctx, const struct klog_events *ev, struc
 				report_recovery_alone(&nr, e, r);
 		} else if (e->kind == K_RMINIT) {
 			report_rminit(&nr, e, r);
+		} else if (e->kind == K_RMINIT_SHORT) {
+			if (!klog_event_find(ev, K_RMINIT_AT, "%s", e->key))
+				report_rminit(&nr, e, r);
 		} else if (e->kind == K_API) {
 			report_api(&nr, e, r);
 		}
