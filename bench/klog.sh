@@ -27,7 +27,7 @@ mkdir -p "$OUT"
 [ -f "$O/libgpuscope.a" ] || make O="$O" -j"$(nproc)" all >/dev/null
 
 ${CC:-cc} -std=gnu11 -O2 -D_GNU_SOURCE -Isrc -o "$OUT/klog_bench" bench/klog_bench.c \
-	"$O/libgpuscope.a" -ldl -lpthread -lm
+	"$O/libgpuscope.a" -ldl -lpthread -lm -ljansson -lz
 
 if [ ! -s "$LOG" ]; then
 	python3 - "$LOG.tmp" "$SIZE" <<'PY'

@@ -33,6 +33,8 @@ static const char k_aer_bus[] = "aer bus error";    /* bdf|sev|type|drv */
 static const char k_aer_bit[] = "aer status bit";   /* bdf|name */
 static const char k_aer_id[] = "aer device id";     /* bdf */
 static const char k_aer_nrec[] = "aer unrecovered"; /* bdf */
+static const char k_aer_gpu[] = "aer gpu line";     /* bdf: a GPU driver's own AER line */
+static const char k_aer_bridge[] = "aer bridge";    /* port|first bus|last bus */
 
 /* Corrected AER errors on the GPU's link from this many on: a marginal link, not a blip. */
 #define AER_MANY 10
@@ -136,6 +138,14 @@ aer_source(const char *p, const char *end, char *out, size_t size)
 	return false;
 }
 
+/* A GPU's kernel driver, by the name the kernel prints before a device's bus id. */
+static bool
+gpu_driver(const char *drv)
+{
+	return !strcmp(drv, "nvidia") || !strcmp(drv, "amdgpu") || !strcmp(drv, "i915") ||
+	       !strcmp(drv, "xe") || !strcmp(drv, "nouveau") || !strcmp(drv, "radeon");
+}
+
 bool
 klog_aer_line(const struct klog_line *l, struct klog_events *ev)
 {
@@ -148,6 +158,9 @@ klog_aer_line(const struct klog_line *l, struct klog_events *ev)
 		return false;
 	klog_prefix(l, &p);
 	end = p.end;
+	/* a line that names no device is one of AER's only with "AER" in it (most lines are not) */
+	if (!p.bdf[0] && !klog_find(l, "AER"))
+		return false;
 	/* "AER: Corrected error received: 0000:01:00.0", "Correctable error message received from"
 	 */
 	if (((s = klog_find(l, " error received: ")) && (s += 17)) ||
@@ -170,6 +183,20 @@ klog_aer_line(const struct klog_line *l, struct klog_events *ev)
 	}
 	if (!p.bdf[0])
 		return false;
+	/* "pci 0000:00:03.0: PCI bridge to [bus 03]" or "[bus 03-05]": the log's own topology */
+	if ((s = klog_find(l, "PCI bridge to [bus "))) {
+		unsigned lo, hi;
+		int n = sscanf(s + 19, "%x-%x", &lo, &hi);
+
+		if (n >= 1) {
+			klog_event_add(ev, k_aer_bridge, l, "%s|%u|%u", p.bdf, lo,
+			               n == 2 ? hi : lo);
+			return true;
+		}
+	}
+	/* "nvidia 0000:03:00.0: AER: can't recover": the GPU's driver in an AER recovery */
+	if (gpu_driver(p.drv) && klog_find(l, "AER: "))
+		klog_event_add(ev, k_aer_gpu, l, "%s", p.bdf);
 	/* "  device [10de:2330] error status/mask=00000001/0000e000" */
 	if ((s = klog_find(l, "device [")) && klog_find(l, "error status/mask=")) {
 		struct klog_event *e = klog_event_add(ev, k_aer_id, l, "%s", p.bdf);
@@ -292,8 +319,7 @@ role_of(const struct topo *t, const struct aer_dev *d, size_t *gpu)
 			return ROLE_PORT;
 	}
 	*gpu = (size_t)-1;
-	if (!strcmp(d->drv, "nvidia") || !strcmp(d->drv, "amdgpu") || !strcmp(d->drv, "i915") ||
-	    !strcmp(d->drv, "xe") || !strcmp(d->drv, "nouveau"))
+	if (gpu_driver(d->drv))
 		return ROLE_GPU;
 	if (!t->read || !t->nr)
 		return ROLE_UNKNOWN;
@@ -407,9 +433,47 @@ aer_evidence(struct dr_finding *f, const struct aer_dev *d, int s)
 	}
 }
 
+/*
+ * For a log judged alone (--log: maybe another machine's): the GPU below d, a port, from the
+ * log itself: a GPU driver's AER line on a bus that the port's "PCI bridge to [bus ..]"
+ * covers or, where the log shows no bridge of this port, one after the port's first error
+ * (the kernel's recovery of a port reaches the devices below it). Its bus id into gpu.
+ */
+static bool
+log_gpu_below(const struct klog_events *ev, const struct aer_dev *d, int worst, char *gpu,
+              size_t size)
+{
+	unsigned long lo = 0, hi = 0;
+	bool bridged = false;
+	char f[32];
+
+	for (size_t i = 0; i < ev->nr; i++) {
+		const struct klog_event *e = &ev->v[i];
+
+		if (e->kind != k_aer_bridge || strcmp(klog_field(e->key, 0, f, sizeof(f)), d->bdf))
+			continue;
+		bridged = true;
+		lo = strtoul(klog_field(e->key, 1, f, sizeof(f)), NULL, 10);
+		hi = strtoul(klog_field(e->key, 2, f, sizeof(f)), NULL, 10);
+	}
+	for (size_t i = 0; i < ev->nr; i++) {
+		const struct klog_event *e = &ev->v[i];
+		unsigned long bus;
+
+		if (e->kind != k_aer_gpu || !strcmp(e->key, d->bdf) || strlen(e->key) < 7)
+			continue;
+		bus = strtoul(e->key + 5, NULL, 16);
+		if (bridged ? bus >= lo && bus <= hi : e->last.lineno > d->first[worst]->lineno) {
+			snprintf(gpu, size, "%s", e->key);
+			return true;
+		}
+	}
+	return false;
+}
+
 static void
 aer_gpu(const struct dr_ctx *ctx, const struct klog_events *ev, struct dr_report *r,
-        const struct aer_dev *d, const struct topo *t, enum role role, size_t gi)
+        const struct aer_dev *d, const struct topo *t, enum role role, size_t gi, const char *below)
 {
 	static const char *const ids[AER_NR] = { "log.aer.corrected",
 		                                 "log.aer.uncorrected_nonfatal", "log.aer.fatal" };
@@ -422,6 +486,8 @@ aer_gpu(const struct dr_ctx *ctx, const struct klog_events *ev, struct dr_report
 	else if (gi != (size_t)-1)
 		snprintf(who, sizeof(who), "the %s GPU at %s", pci_vendor_name(t->gpus[gi].vendor),
 		         d->bdf);
+	else if (role == ROLE_PORT && below[0])
+		snprintf(who, sizeof(who), "the PCIe port above the GPU at %s (%s)", below, d->bdf);
 	else
 		snprintf(who, sizeof(who), "the GPU at %s (%s)", d->bdf, d->drv);
 	for (int s = AER_FATAL; s >= 0; s--) {
@@ -449,6 +515,12 @@ aer_gpu(const struct dr_ctx *ctx, const struct klog_events *ev, struct dr_report
 			dr_evidence(f, "%s/bus/pci/devices/%s: upstream port %s",
 			            ctx->cfg->sysfs_root, t->gpus[gi].addr,
 			            t->up[gi][0] ? t->up[gi] : "(none: root bus)");
+		else if (role == ROLE_PORT && below[0])
+			dr_evidence(
+			        f,
+			        "the log: the GPU's driver at %s took part in this port's error "
+			        "recovery (the port is above it)",
+			        below);
 		if (s == AER_CORRECTED) {
 			klog_mean(f,
 			          "The PCIe link %s saw transmission errors that the link layer "
@@ -577,7 +649,11 @@ klog_aer_report(const struct dr_ctx *ctx, const struct klog_events *ev, struct d
 	if (!nr)
 		return;
 	qsort(v, nr, sizeof(*v), by_order);
-	topo_read(ctx, &t);
+	/* a log of another machine is not judged by this machine's PCI topology */
+	if (ctx && ctx->klog_foreign)
+		memset(&t, 0, sizeof(t));
+	else
+		topo_read(ctx, &t);
 	for (size_t i = 0; i < nr; i++) {
 		struct aer_dev *d = &v[i];
 		size_t gi;
@@ -585,6 +661,7 @@ klog_aer_report(const struct dr_ctx *ctx, const struct klog_events *ev, struct d
 		int worst = d->n[AER_FATAL]      ? AER_FATAL
 		            : d->n[AER_NONFATAL] ? AER_NONFATAL
 		                                 : AER_CORRECTED;
+		char below[16] = "";
 		static const char *const ids[AER_NR] = { "log.aer.corrected",
 			                                 "log.aer.uncorrected_nonfatal",
 			                                 "log.aer.fatal" };
@@ -593,8 +670,11 @@ klog_aer_report(const struct dr_ctx *ctx, const struct klog_events *ev, struct d
 
 		if (!d->n[worst] || !d->first[worst])
 			continue;
+		if (role == ROLE_UNKNOWN && ctx && ctx->klog_foreign &&
+		    log_gpu_below(ev, d, worst, below, sizeof(below)))
+			role = ROLE_PORT;
 		if (role == ROLE_GPU || role == ROLE_PORT) {
-			aer_gpu(ctx, ev, r, d, &t, role, gi);
+			aer_gpu(ctx, ev, r, d, &t, role, gi, below);
 			continue;
 		}
 		if (role == ROLE_OTHER)
@@ -615,6 +695,10 @@ klog_aer_report(const struct dr_ctx *ctx, const struct klog_events *ev, struct d
 			          "The device that reported these errors is neither a GPU nor the "
 			          "port above one: they do not explain a GPU problem. (They matter "
 			          "for that device: a NIC or NVMe drive on a marginal link.)");
+		} else if (ctx && ctx->klog_foreign) {
+			klog_mean(f,
+			          "The log is judged alone (it may be another machine's): it "
+			          "does not show this device to be a GPU or the port above one.");
 		} else {
 			klog_mean(
 			        f,

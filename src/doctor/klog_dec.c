@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,27 @@ klog_prefix(const struct klog_line *l, struct klog_pfx *p)
 const char *
 klog_find(const struct klog_line *l, const char *s)
 {
-	return memmem(l->msg, l->len, s, strlen(s));
+	return klog_search(l->msg, l->msg + l->len, s);
+}
+
+/*
+ * memmem() builds a shift table on every call, which costs more than the search in a line
+ * of a hundred bytes that does not hold s (most lines, for most of the decoders' words):
+ * memchr() to each place of s's first character, then a compare, is several times faster.
+ */
+const char *
+klog_search(const char *p, const char *end, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n)
+		return p;
+	while (end - p >= (ptrdiff_t)n && (p = memchr(p, s[0], (size_t)(end - p) - n + 1))) {
+		if (!memcmp(p + 1, s + 1, n - 1))
+			return p;
+		p++;
+	}
+	return NULL;
 }
 
 /* Copy p up to end or the first character of stops into out ("" when none). */

@@ -31,6 +31,8 @@ void klog_prefix(const struct klog_line *l, struct klog_pfx *p);
 
 /* Where s first stands in l's message, or NULL. */
 const char *klog_find(const struct klog_line *l, const char *s);
+/* Where s first stands in [p, end), or NULL: memmem() made fast for short haystacks. */
+const char *klog_search(const char *p, const char *end, const char *s);
 
 /* Copy p up to end or the first character of stops into out ("" when none), cut to size. */
 void klog_take(char *out, size_t size, const char *p, const char *end, const char *stops);

@@ -97,8 +97,10 @@ amd_line(const struct klog_line *l, const struct klog_pfx *p, struct klog_events
 	char a[96], b[64];
 	struct klog_event *e;
 
-	if (strcmp(p->drv, "amdgpu") && !klog_find(l, "[drm:amdgpu_") &&
-	    !klog_find(l, "amdgpu: ") && !klog_find(l, "[amdgpu]"))
+	/* one search for the lines of no amdgpu at all (most of a log), then the exact forms */
+	if (strcmp(p->drv, "amdgpu") &&
+	    (!klog_find(l, "amdgpu") || (!klog_find(l, "[drm:amdgpu_") &&
+	                                 !klog_find(l, "amdgpu: ") && !klog_find(l, "[amdgpu]"))))
 		return false;
 
 	/* "ring gfx_0.0.0 timeout, signaled seq=9910, emitted seq=9912" */
@@ -228,11 +230,21 @@ static bool
 intel_line(const struct klog_line *l, const struct klog_pfx *p, struct klog_events *ev)
 {
 	const char *bdf = p->bdf[0] ? p->bdf : "?", *s, *end = p->end;
-	const char *drv = p->drv[0] ? p->drv : "i915";
+	/* logread.c gives an Xe devcoredump as "xe devcoredump: GPU HANG: ecode ..., in PROCESS" */
+	const char *drv = p->drv[0]                                                ? p->drv
+	                  : l->len > 16 && !memcmp(l->msg, "xe devcoredump: ", 16) ? "xe"
+	                                                                           : "i915";
 	char a[96], b[96];
 	struct klog_event *e;
 
 	if (strcmp(drv, "i915") && strcmp(drv, "xe"))
+		return false;
+	/*
+	 * A line that names no driver (most lines of a log) is one of i915's only with one of
+	 * its words in it: the old "[drm] GPU HANG: ecode", a GuC line, "i915" in the text
+	 */
+	if (!p->drv[0] && drv[0] == 'i' && !klog_find(l, "GPU HANG") && !klog_find(l, "i915") &&
+	    !klog_find(l, "GuC") && !klog_find(l, "wedged"))
 		return false;
 	/* "GPU HANG: ecode 12:1:85dffffb, in chrome [1234]" (the only one without a device, of old)
 	 */
@@ -309,9 +321,11 @@ intel_line(const struct klog_line *l, const struct klog_pfx *p, struct klog_even
 	     (klog_find(l, "fail") || klog_find(l, "Fail") || klog_find(l, "timed out") ||
 	      klog_find(l, "No response"))) ||
 	    (klog_find(l, "Direct firmware load for ") && klog_find(l, "_guc"))) {
-		bool init = klog_find(l, "load failed") || klog_find(l, "initialization failed") ||
-		            klog_find(l, "fetch failed") || klog_find(l, "Direct firmware load") ||
-		            klog_find(l, "Enabling uc failed");
+		bool init =
+		        klog_find(l, "load failed") || klog_find(l, "initialization failed") ||
+		        klog_find(l, "init failed") || /* xe: "GT0: GuC init failed with -EINVAL" */
+		        klog_find(l, "fetch failed") || klog_find(l, "Direct firmware load") ||
+		        klog_find(l, "Enabling uc failed");
 
 		e = klog_event_add(ev, k_int_guc, l, "%s|%s|%s", bdf, drv,
 		                   init ? "init" : "runtime");
@@ -538,13 +552,18 @@ amd_fw(struct dr_report *r, const struct klog_event *e, const struct klog_events
 {
 	char dev[32], file[96];
 	const struct klog_event *init;
-	bool fatal, missing = e->detail && !strcmp(e->detail, "-2");
+	bool fatal, optional, missing = e->detail && !strcmp(e->detail, "-2");
 	struct dr_finding *f;
 
 	klog_field(e->key, 0, dev, sizeof(dev));
 	klog_field(e->key, 1, file, sizeof(file));
 	fatal = klog_count_on(ev, k_amd_init_fail, dev, &init) > 0;
-	f = dr_add(r, "log.amdgpu.firmware", fatal ? DR_ERROR : DR_WARNING,
+	/* the PSP's trusted applications (HDCP, DTM, RAS, secure display) are optional */
+	optional = !fatal && strlen(file) > 7 && !strcmp(file + strlen(file) - 7, "_ta.bin");
+	f = dr_add(r, "log.amdgpu.firmware",
+	           fatal      ? DR_ERROR
+	           : optional ? DR_INFO
+	                      : DR_WARNING,
 	           "amdgpu: firmware %s could not be loaded%s", file,
 	           fatal ? ", and the GPU did not initialise" : "");
 	storm(f, e);

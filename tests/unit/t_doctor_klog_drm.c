@@ -19,6 +19,8 @@
 #include "tree.h"
 
 static char sys_gpu[4096], sys_nic[4096];
+/* the log is a --log file (maybe of another machine): judged without the topology */
+static bool foreign;
 
 /* The fixture klog-drm/<name> through both decoders and their reports, into r. */
 static void
@@ -45,6 +47,7 @@ run(const char *name, const char *sysfs, struct dr_report *r)
 	ctx.cfg = &cfg;
 	ctx.klog = text;
 	ctx.klog_source = path;
+	ctx.klog_foreign = foreign;
 	klog_drm_report(&ctx, &ev, r);
 	klog_aer_report(&ctx, &ev, r);
 	/* the report owns its strings; the events point into text */
@@ -354,6 +357,28 @@ test_aer(void)
 	if (r.nr != 2)
 		diag_report(&r);
 	dr_report_release(&r);
+
+	/*
+	 * --log: another machine's log, not judged by this one's topology; the log's own
+	 * lines tell which port is above a GPU (the nvidia driver in the port's recovery)
+	 */
+	foreign = true;
+	run("aer-port.log", sys_gpu, &r);
+	ok(r.nr >= 1 && dr_worst(&r) == DR_INFO,
+	   "aer port, --log: this machine's topology does not make another's port a GPU's");
+	dr_report_release(&r);
+	run("aer-port-foreign.log", sys_nic, &r);
+	ok(find_id(&r, "log.aer.fatal") && find_id(&r, "log.aer.fatal")->severity == DR_ERROR &&
+	           says(find_id(&r, "log.aer.fatal"), "above the GPU at 0000:03:00.0"),
+	   "aer port, --log: the GPU driver's recovery line puts the port above the GPU");
+	dr_report_release(&r);
+	run("aer-port-foreign-nic.log", sys_gpu, &r);
+	ok(r.nr == 1 && dr_worst(&r) == DR_INFO && says(&r.f[0], "not known to be the GPU"),
+	   "aer port, --log: a NIC in the port's recovery is not a GPU");
+	if (r.nr != 1)
+		diag_report(&r);
+	dr_report_release(&r);
+	foreign = false;
 
 	/* no sysfs: a GPU driver's own line still tells */
 	run("aer-gpu.log", "/nonexistent", &r);
