@@ -126,8 +126,8 @@ struct dr_ctx {
 	const struct dr_window *window;
 	bool recorded;           /* the samples come from a recording: not this machine now */
 	const char *klog_source; /* where klog was read ("/dev/kmsg", a --log file) */
-	bool klog_foreign; /* klog is a --log file, maybe of another machine: judged without
-	                      this machine's PCI topology */
+	bool klog_foreign;       /* klog is a --log file, maybe of another machine: judged without
+	                            this machine's PCI topology */
 };
 
 /* cfg->root joined with an absolute path ("/dev/kfd") into buf; returns buf. */
