@@ -225,24 +225,28 @@ dr_json(struct strbuf *sb, const struct dr_report *r, double time)
 	json_key_str(sb, "worst", dr_severity_key(dr_worst(r)), true);
 	strbuf_addf(sb, ",\"exit_code\":%d,\"findings\":[", dr_exit_code(r));
 	for (size_t i = 0; i < r->nr; i++) {
-		const struct dr_finding *f = &r->f[i];
-
 		strbuf_addstr(sb, i ? ",{" : "{");
-		json_key_str(sb, "id", f->id, false);
-		json_key_str(sb, "severity", dr_severity_key(f->severity), true);
-		json_key_str(sb, "title", f->title, true);
-		strbuf_addstr(sb, ",\"evidence\":[");
-		for (size_t j = 0; j < f->nr_evidence; j++) {
-			if (j)
-				strbuf_addch(sb, ',');
-			json_str(sb, f->evidence[j]);
-		}
-		strbuf_addch(sb, ']');
-		json_key_str(sb, "meaning", f->meaning, true);
-		json_key_str(sb, "action", f->action, true);
+		dr_json_finding(sb, &r->f[i]);
 		strbuf_addch(sb, '}');
 	}
 	strbuf_addstr(sb, "]}\n");
+}
+
+void
+dr_json_finding(struct strbuf *sb, const struct dr_finding *f)
+{
+	json_key_str(sb, "id", f->id, false);
+	json_key_str(sb, "severity", dr_severity_key(f->severity), true);
+	json_key_str(sb, "title", f->title, true);
+	strbuf_addstr(sb, ",\"evidence\":[");
+	for (size_t j = 0; j < f->nr_evidence; j++) {
+		if (j)
+			strbuf_addch(sb, ',');
+		json_str(sb, f->evidence[j]);
+	}
+	strbuf_addch(sb, ']');
+	json_key_str(sb, "meaning", f->meaning, true);
+	json_key_str(sb, "action", f->action, true);
 }
 
 /* s with every "<root>/" made "/", or NULL when it holds none. */

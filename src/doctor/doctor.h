@@ -83,6 +83,9 @@ void dr_text(struct strbuf *sb, const struct dr_report *r, bool colour);
 /* The report as one JSON document, schema "gpuscope.doctor/1". */
 #define DR_JSON_SCHEMA "gpuscope.doctor/1"
 void dr_json(struct strbuf *sb, const struct dr_report *r, double time);
+/* One finding's members ("id":...,"action":...), without the braces: for the documents of
+   other schemas that list findings (live.c). */
+void dr_json_finding(struct strbuf *sb, const struct dr_finding *f);
 
 /* The long explanation of a finding id. */
 struct dr_explain {

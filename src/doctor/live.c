@@ -383,18 +383,6 @@ dr_live_count(const struct dr_report *r)
 	return n;
 }
 
-static void
-key_str(struct strbuf *sb, const char *key, const char *val)
-{
-	strbuf_addch(sb, ',');
-	json_str(sb, key);
-	strbuf_addch(sb, ':');
-	if (val)
-		json_str(sb, val);
-	else
-		strbuf_addstr(sb, "null");
-}
-
 void
 dr_live_json(struct strbuf *sb, const struct dr_report *r)
 {
@@ -407,24 +395,13 @@ dr_live_json(struct strbuf *sb, const struct dr_report *r)
 
 		if (f->severity <= DR_OK)
 			continue;
-		strbuf_addstr(sb, first ? "{\"id\":" : ",{\"id\":");
+		strbuf_addstr(sb, first ? "{" : ",{");
 		first = false;
-		json_str(sb, f->id);
-		key_str(sb, "severity", dr_severity_key(f->severity));
+		dr_json_finding(sb, f);
 		if (gpu >= 0)
 			strbuf_addf(sb, ",\"gpu\":%d", gpu);
 		else
 			strbuf_addstr(sb, ",\"gpu\":null");
-		key_str(sb, "title", f->title);
-		strbuf_addstr(sb, ",\"evidence\":[");
-		for (size_t j = 0; j < f->nr_evidence; j++) {
-			if (j)
-				strbuf_addch(sb, ',');
-			json_str(sb, f->evidence[j]);
-		}
-		strbuf_addch(sb, ']');
-		key_str(sb, "meaning", f->meaning);
-		key_str(sb, "action", f->action);
 		strbuf_addch(sb, '}');
 	}
 	strbuf_addch(sb, ']');
@@ -438,7 +415,8 @@ dr_live_doc(struct strbuf *sb, const struct dr_report *r, double time, size_t sa
 	strbuf_addstr(sb, ",\"time\":");
 	json_num(sb, time, 3);
 	strbuf_addf(sb, ",\"samples\":%zu", samples);
-	key_str(sb, "worst", dr_severity_key(dr_worst(r)));
+	strbuf_addstr(sb, ",\"worst\":");
+	json_str(sb, dr_severity_key(dr_worst(r)));
 	strbuf_addstr(sb, ",\"findings\":");
 	dr_live_json(sb, r);
 	strbuf_addch(sb, '}');

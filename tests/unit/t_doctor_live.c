@@ -259,10 +259,12 @@ test_json(void)
 	dr_evidence(f, "name: <b>");
 	dr_live_json(&sb, &r);
 	ok(!strstr(sb.buf, "health.ok"), "ok findings left out");
-	ok(strstr(sb.buf, "\"id\":\"workload.suspect_process\",\"severity\":\"warning\",\"gpu\":0"),
+	ok(strstr(sb.buf, "\"id\":\"workload.suspect_process\",\"severity\":\"warning\",") &&
+	           strstr(sb.buf, ",\"gpu\":0}"),
 	   "id, severity, gpu");
 	ok(strstr(sb.buf, "(<script>\\\"x\\\")"), "quotes escaped (HTML is the page's to escape)");
-	ok(strstr(sb.buf, "\"evidence\":[\"name: <b>\"],\"meaning\":null,\"action\":null}]"),
+	ok(strstr(sb.buf,
+	          "\"evidence\":[\"name: <b>\"],\"meaning\":null,\"action\":null,\"gpu\":0}]"),
 	   "evidence array, null meaning and action");
 	strbuf_release(&sb);
 	dr_report_release(&r);
