@@ -82,6 +82,16 @@ backend_add_notes(struct backend *be, struct gpu_snapshot *snap)
 		be->ops->add_notes(be, snap);
 }
 
+int
+backend_topology(struct backend *be, const struct gpu_device *a, const struct gpu_device *b,
+                 int *level)
+{
+	assert(be && a && b && level);
+	if (!be->ops->topology)
+		return E_NOTSUP;
+	return be->ops->topology(be, a, b, level);
+}
+
 void
 backend_close(struct backend *be)
 {

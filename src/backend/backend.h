@@ -68,6 +68,13 @@ struct backend_ops {
 	 * this backend.
 	 */
 	void (*add_notes)(struct backend *be, struct gpu_snapshot *snap);
+	/*
+	 * Optional: how close two of this backend's devices are, an enum
+	 * collect_link (backend/collect.h) in *level; E_NOTSUP when unknown.
+	 * May run on any thread, while other threads read devices.
+	 */
+	int (*topology)(struct backend *be, const struct gpu_device *a, const struct gpu_device *b,
+	                int *level);
 	/* Release everything; be is invalid afterwards. */
 	void (*close)(struct backend *be);
 };
@@ -87,6 +94,8 @@ int backend_read_device(struct backend *be, struct gpu_device *dev, struct err *
 int backend_read_procs(struct backend *be, const struct gpu_device *dev, double now,
                        struct gpu_snapshot *out, struct err *err);
 void backend_add_notes(struct backend *be, struct gpu_snapshot *snap);
+int backend_topology(struct backend *be, const struct gpu_device *a, const struct gpu_device *b,
+                     int *level);
 void backend_close(struct backend *be);
 
 #endif

@@ -371,6 +371,46 @@ collector_sample(struct collector *c, struct gpu_snapshot *snap, unsigned flags,
 	return 0;
 }
 
+/* The base device at position pos of collector_sample()'s list; -1 if none. */
+static ssize_t
+sample_position(const struct collector *c, unsigned pos)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < c->base.nr_dev; i++)
+		if (c->selected[i] && n++ == pos)
+			return (ssize_t)i;
+	return -1;
+}
+
+int
+collector_topology(struct collector *c, unsigned a, unsigned b, int *level)
+{
+	const struct gpu_device *da, *db;
+	ssize_t ia, ib;
+	bool busy;
+
+	collector_scan(c, NULL);
+	ia = sample_position(c, a);
+	ib = sample_position(c, b);
+	if (ia < 0 || ib < 0 || ia == ib || !level)
+		return E_USAGE;
+	da = &c->base.dev[ia];
+	db = &c->base.dev[ib];
+	if (da->backend != db->backend || da->backend >= c->nr_be)
+		return E_NOTSUP;
+	if (da->state == DEV_LOST || da->state == DEV_RESET_REQUIRED || db->state == DEV_LOST ||
+	    db->state == DEV_RESET_REQUIRED)
+		return E_LOST;
+	/* a device whose worker is still inside the driver would hang this thread too */
+	pthread_mutex_lock(&c->mu);
+	busy = c->busy[ia] || c->busy[ib];
+	pthread_mutex_unlock(&c->mu);
+	if (busy)
+		return E_BUSY;
+	return backend_topology(c->be[da->backend], da, db, level);
+}
+
 void
 collector_close(struct collector *c)
 {

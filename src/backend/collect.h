@@ -53,6 +53,25 @@ enum collect_flags {
 int collector_sample(struct collector *c, struct gpu_snapshot *snap, unsigned flags,
                      struct err *err);
 
+/* How close two GPUs are, best first (the levels of the queue's enum sched_link). */
+enum collect_link {
+	CL_NVLINK = 1,     /* at least one active NVLink between them (or both on NVSwitches) */
+	CL_SWITCH = 2,     /* PCIe switches only (NVML_TOPOLOGY_INTERNAL, SINGLE, MULTIPLE) */
+	CL_HOSTBRIDGE = 3, /* one host bridge or CPU (NVML_TOPOLOGY_HOSTBRIDGE, NODE) */
+	CL_SYSTEM = 4,     /* across CPUs (NVML_TOPOLOGY_SYSTEM) */
+};
+
+/*
+ * The link between the devices at positions a and b of collector_sample()'s
+ * list (the selected devices in scan order) in *level, an enum collect_link.
+ * Returns 0, or E_NOTSUP when their backend cannot tell (not NVIDIA, two
+ * backends, a driver without the topology calls), E_USAGE for a position
+ * past the list or a == b, E_LOST for a GPU that is lost, E_BUSY for one
+ * whose last read has not come back (a hung driver: it is not asked again).
+ * Calls the driver: not for the hot path; once at start is the idea.
+ */
+int collector_topology(struct collector *c, unsigned a, unsigned b, int *level);
+
 /*
  * Why there are no devices: one line per backend that found nothing, for
  * example "nvml: libnvidia-ml.so.1 not found ...". NULL-terminated; owned by

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
+#include "backend/collect.h"
 #include "backend/nvml_abi.h"
 #include "backend/nvml_probe.h"
 #include "backend/pci.h"
@@ -106,6 +107,10 @@ struct nvml_sym {
 	nvmlReturn_t (*event_set_free)(nvmlEventSet_t);
 	nvmlReturn_t (*register_events)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
 	nvmlReturn_t (*event_wait)(nvmlEventSet_t, nvmlEventData_t *, unsigned);
+	nvmlReturn_t (*topo_ancestor)(nvmlDevice_t, nvmlDevice_t, nvmlGpuTopologyLevel_t *);
+	nvmlReturn_t (*nvlink_state)(nvmlDevice_t, unsigned, nvmlEnableState_t *);
+	nvmlReturn_t (*nvlink_remote_pci)(nvmlDevice_t, unsigned, nvmlPciInfo_t *);
+	nvmlReturn_t (*nvlink_remote_type)(nvmlDevice_t, unsigned, nvmlIntNvLinkDeviceType_t *);
 	void *detail_list;      /* only its presence matters */
 	void *cc_mem_size_info; /* only its presence matters */
 	const char *(*fake_scenario)(void);
@@ -201,6 +206,12 @@ static const struct sym_row sym_rows[] = {
 	SYM(register_events, "nvmlDeviceRegisterEvents"),
 	/* the plain one fills the same struct but for the MIG instance ids, which we ignore */
 	SYM(event_wait, "nvmlEventSetWait_v2", "nvmlEventSetWait"),
+	SYM(topo_ancestor, "nvmlDeviceGetTopologyCommonAncestor"),
+	SYM(nvlink_state, "nvmlDeviceGetNvLinkState"),
+	/* the plain one fills the first, shorter nvmlPciInfo_t: domain, bus and device are there */
+	SYM(nvlink_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2",
+	    "nvmlDeviceGetNvLinkRemotePciInfo"),
+	SYM(nvlink_remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType"),
 	SYM(detail_list, "nvmlDeviceGetRunningProcessDetailList"),
 	SYM(cc_mem_size_info, "nvmlDeviceGetConfComputeMemSizeInfo"),
 	SYM(fake_scenario, "gpuscope_fake_nvml_scenario"),
@@ -1725,12 +1736,115 @@ nvml_read_procs(struct backend *be, const struct gpu_device *dev, double now,
 	return rc;
 }
 
+/* ---- topology ---- */
+
+/*
+ * The active NVLinks of h: whether one leads to the GPU at peer (its domain,
+ * bus and device), and whether one leads to an NVSwitch. A GPU without
+ * NVLink answers NOT_SUPPORTED; one with fewer links than NVML_NVLINK_MAX_LINKS
+ * INVALID_ARGUMENT past its last.
+ */
+static int
+nv_links(const struct nvml *nv, nvmlDevice_t h, const nvmlPciInfo_t *peer, bool *to_peer,
+         bool *to_switch)
+{
+	const struct nvml_sym *s = &nv->s;
+
+	*to_peer = *to_switch = false;
+	if (!s->nvlink_state)
+		return 0;
+	for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; link++) {
+		nvmlEnableState_t active = NVML_FEATURE_DISABLED;
+		nvmlIntNvLinkDeviceType_t type = NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
+		nvmlPciInfo_t pci;
+		nvmlReturn_t r = s->nvlink_state(h, link, &active);
+
+		if (r == NVML_ERROR_GPU_IS_LOST)
+			return E_LOST;
+		if (r != NVML_SUCCESS)
+			break;
+		if (active != NVML_FEATURE_ENABLED)
+			continue;
+		if (s->nvlink_remote_type &&
+		    s->nvlink_remote_type(h, link, &type) == NVML_SUCCESS &&
+		    type == NVML_NVLINK_DEVICE_TYPE_SWITCH) {
+			*to_switch = true;
+			continue;
+		}
+		memset(&pci, 0, sizeof(pci));
+		if (peer && s->nvlink_remote_pci &&
+		    s->nvlink_remote_pci(h, link, &pci) == NVML_SUCCESS &&
+		    pci.domain == peer->domain && pci.bus == peer->bus &&
+		    pci.device == peer->device)
+			*to_peer = true;
+	}
+	return 0;
+}
+
+static int
+nvml_topology(struct backend *be, const struct gpu_device *a, const struct gpu_device *b,
+              int *level)
+{
+	struct nvml *nv = container_of(be, struct nvml, base);
+	const struct nvml_sym *s = &nv->s;
+	nvmlPciInfo_t pci_a, pci_b;
+	bool have_a = false, have_b = false, peer_ab, peer_ba, switch_a, switch_b;
+	nvmlGpuTopologyLevel_t path;
+	nvmlDevice_t ha, hb;
+	nvmlReturn_t r;
+
+	if (a->handle >= nv->nr_dev || b->handle >= nv->nr_dev)
+		return E_NOTSUP;
+	ha = nv->dev[a->handle].h;
+	hb = nv->dev[b->handle].h;
+	if (!ha || !hb)
+		return E_NOTSUP;
+	if (s->pci_info) {
+		memset(&pci_a, 0, sizeof(pci_a));
+		memset(&pci_b, 0, sizeof(pci_b));
+		have_a = s->pci_info(ha, &pci_a) == NVML_SUCCESS;
+		have_b = s->pci_info(hb, &pci_b) == NVML_SUCCESS;
+	}
+	if (nv_links(nv, ha, have_b ? &pci_b : NULL, &peer_ab, &switch_a) < 0 ||
+	    nv_links(nv, hb, have_a ? &pci_a : NULL, &peer_ba, &switch_b) < 0)
+		return E_LOST;
+	/* GPUs on NVSwitches reach each other over NVLink */
+	if (peer_ab || peer_ba || (switch_a && switch_b)) {
+		*level = CL_NVLINK;
+		return 0;
+	}
+	if (!s->topo_ancestor)
+		return E_NOTSUP;
+	r = s->topo_ancestor(ha, hb, &path);
+	if (r == NVML_ERROR_GPU_IS_LOST)
+		return E_LOST;
+	if (r != NVML_SUCCESS)
+		return E_NOTSUP;
+	switch (path) {
+	case NVML_TOPOLOGY_INTERNAL:
+	case NVML_TOPOLOGY_SINGLE:
+	case NVML_TOPOLOGY_MULTIPLE:
+		*level = CL_SWITCH;
+		return 0;
+	case NVML_TOPOLOGY_HOSTBRIDGE:
+	case NVML_TOPOLOGY_NODE:
+		*level = CL_HOSTBRIDGE;
+		return 0;
+	case NVML_TOPOLOGY_SYSTEM:
+		*level = CL_SYSTEM;
+		return 0;
+	default:
+		return E_NOTSUP;
+	}
+}
+
 const struct backend_ops backend_nvml = {
 	.name = "nvml",
 	.open = nvml_open,
 	.scan = nvml_scan,
 	.read_device = nvml_read_device,
 	.read_procs = nvml_read_procs,
+	.topology = nvml_topology,
 	.close = nvml_close,
 };
 

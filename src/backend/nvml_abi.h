@@ -92,6 +92,24 @@ typedef unsigned int nvmlPcieUtilCounter_t;
 #define NVML_FEATURE_DISABLED 0
 #define NVML_FEATURE_ENABLED  1
 
+/* nvmlGpuTopologyLevel_t: the closest common ancestor of two GPUs */
+typedef unsigned int nvmlGpuTopologyLevel_t;
+#define NVML_TOPOLOGY_INTERNAL   0  /* the same board */
+#define NVML_TOPOLOGY_SINGLE     10 /* one PCIe switch */
+#define NVML_TOPOLOGY_MULTIPLE   20 /* PCIe switches, no host bridge */
+#define NVML_TOPOLOGY_HOSTBRIDGE 30 /* one host bridge */
+#define NVML_TOPOLOGY_NODE       40 /* host bridges of one CPU (NUMA node) */
+#define NVML_TOPOLOGY_SYSTEM     50 /* across CPUs */
+
+#define NVML_NVLINK_MAX_LINKS 18
+
+/* nvmlIntNvLinkDeviceType_t: what the far end of an NVLink is */
+typedef unsigned int nvmlIntNvLinkDeviceType_t;
+#define NVML_NVLINK_DEVICE_TYPE_GPU     0x00
+#define NVML_NVLINK_DEVICE_TYPE_IBMNPU  0x01
+#define NVML_NVLINK_DEVICE_TYPE_SWITCH  0x02
+#define NVML_NVLINK_DEVICE_TYPE_UNKNOWN 0xFF
+
 /* nvmlClockType_t */
 #define NVML_CLOCK_GRAPHICS 0
 #define NVML_CLOCK_SM       1

@@ -5,14 +5,14 @@
  */
 #include "fake.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include "nvml_api.h"
 
-/* The first nvmlPciInfo_t (plain nvmlDeviceGetPciInfo): busId[16], five words, 16 reserved. */
-#define PCI_INFO_V1_SIZE 52
+/* the first nvmlPciInfo_t (FAKE_PCI_INFO_V1_SIZE) is a prefix of today's */
 _Static_assert(offsetof(nvmlPciInfo_t, busIdLegacy) == 0, "v1 busId lies where busIdLegacy is");
-_Static_assert(PCI_INFO_V1_SIZE <= sizeof(nvmlPciInfo_t), "v1 is the shorter");
+_Static_assert(FAKE_PCI_INFO_V1_SIZE <= sizeof(nvmlPciInfo_t), "v1 is the shorter");
 
 /* NVML reports encoder, decoder, JPEG and OFA use over this window */
 #define CODEC_SAMPLING_US 167000
@@ -225,14 +225,12 @@ nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor)
  * busId where busIdLegacy is now: an old caller's struct is that short, so
  * only that much is written. _v2 and _v3 fill today's 68 bytes.
  */
-static nvmlReturn_t
-pci_info(const struct call *c, nvmlPciInfo_t *pci, bool v1)
+nvmlReturn_t
+gpu_pci_info(const struct gpu *g, nvmlPciInfo_t *pci, bool v1)
 {
-	const struct gpu *g = c->gpu;
-
 	if (!pci)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	memset(pci, 0, v1 ? PCI_INFO_V1_SIZE : sizeof(*pci));
+	memset(pci, 0, v1 ? FAKE_PCI_INFO_V1_SIZE : sizeof(*pci));
 	memcpy(pci->busIdLegacy, g->bus_id_legacy, sizeof(pci->busIdLegacy));
 	pci->domain = g->pci_domain;
 	pci->bus = g->pci_bus;
@@ -251,7 +249,7 @@ nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t *pci)
 	nvmlReturn_t rc = call_device(&c, __func__, device);
 
 	if (rc == NVML_SUCCESS)
-		rc = pci_info(&c, pci, true);
+		rc = gpu_pci_info(c.gpu, pci, true);
 	return call_end(&c, rc);
 }
 
@@ -263,7 +261,7 @@ nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t *pci)
 	nvmlReturn_t rc = call_device(&c, __func__, device);
 
 	if (rc == NVML_SUCCESS)
-		rc = pci_info(&c, pci, false);
+		rc = gpu_pci_info(c.gpu, pci, false);
 	return call_end(&c, rc);
 }
 
@@ -274,7 +272,7 @@ nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 	nvmlReturn_t rc = call_device(&c, __func__, device);
 
 	if (rc == NVML_SUCCESS)
-		rc = pci_info(&c, pci, false);
+		rc = gpu_pci_info(c.gpu, pci, false);
 	return call_end(&c, rc);
 }
 #endif
@@ -468,7 +466,10 @@ nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long *ene
 	return call_end(&c, rc);
 }
 
-/* total, reserved (0 when absent) and used without reserved, in bytes */
+/*
+ * total, reserved (0 when absent) and used without reserved, in bytes; used
+ * holds what the live processes of live_dir hold on the GPU (live.c) too.
+ */
 static nvmlReturn_t
 memory_values(const struct call *c, unsigned long long *total, unsigned long long *reserved,
               unsigned long long *used)
@@ -480,6 +481,15 @@ memory_values(const struct call *c, unsigned long long *total, unsigned long lon
 	*reserved = 0;
 	if (rc == NVML_SUCCESS && c->gpu->num[GK_MEMORY_RESERVED])
 		rc = get_ull(c, GK_MEMORY_RESERVED, reserved);
+	if (rc == NVML_SUCCESS && c->sc->live_dir) {
+		struct live_list live;
+		unsigned long long more;
+
+		live_read(c->sc, &live);
+		more = live_used(&live, c->gpu->index);
+		*used = more > ULLONG_MAX - *used ? ULLONG_MAX : *used + more;
+		live_free(&live);
+	}
 	return rc;
 }
 

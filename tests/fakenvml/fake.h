@@ -18,6 +18,11 @@
 /* handles point into a static table, so they survive nvmlShutdown/nvmlInit */
 #define FAKE_MAX_GPUS 64
 
+/* NVML_NVLINK_MAX_LINKS of nvml.h */
+#define FAKE_NVLINK_MAX_LINKS 18
+/* an nvlink_peers entry `switch`: the link leads to an NVSwitch */
+#define FAKE_NVLINK_SWITCH 0xFF
+
 /* nvmlTemperature_v1_t is in nvml_abi.h */
 
 /*
@@ -185,6 +190,15 @@ struct gpu {
 	const struct xid_event *xids; /* times ascending; they recur each `period` */
 	size_t nr_xids;
 	unsigned int xid_line; /* of the `xid` key, for messages */
+	/* topology_group / topology_node: a PCIe switch, and a CPU (NUMA node) */
+	bool has_topology;
+	unsigned int topology_group, topology_node;
+	/* nvlink_peers: link i goes to GPU nvlink_peer[i], or to an NVSwitch (FAKE_NVLINK_SWITCH)
+	 */
+	bool has_nvlink;
+	unsigned int nr_nvlinks;
+	unsigned char nvlink_peer[FAKE_NVLINK_MAX_LINKS];
+	unsigned int nvlink_line; /* of the `nvlink_peers` key, for messages */
 };
 
 /* what a process section puts in which list */
@@ -220,6 +234,7 @@ struct scenario {
 	double period;           /* 0: time does not wrap */
 	bool cc_layout;          /* process_v3_layout = cc */
 	unsigned count_hint;     /* process_count_hint: 0 = off */
+	const char *live_dir;    /* live_processes, or FAKE_NVML_LIVE_DIR; NULL: none */
 	struct fault *faults;
 	unsigned int nr_gpus;
 	struct gpu gpus[FAKE_MAX_GPUS];
@@ -253,6 +268,44 @@ nvmlReturn_t expr_eval(const struct expr *e, double t, double *v);
 /* A number of seconds as scenarios write it (FAKE_NVML_TIME, FAKE_NVML_EPOCH). */
 bool fake_parse_seconds(const char *s, double *out);
 
+/* The first nvmlPciInfo_t (plain nvmlDeviceGetPciInfo): busId[16], five words, 16 reserved. */
+#define FAKE_PCI_INFO_V1_SIZE 52
+
+/* device.c: the nvmlPciInfo_t of g; v1 writes only the 52 bytes of the first struct */
+nvmlReturn_t gpu_pci_info(const struct gpu *g, nvmlPciInfo_t *pci, bool v1);
+
+/* live.c: the processes that tests register in live_dir */
+
+/* one process on one GPU, from a file DIR/<pid> */
+struct live_entry {
+	unsigned int pid;
+	unsigned int gpu;          /* index in the scenario */
+	unsigned long long bytes;  /* its lines on this GPU, summed */
+	unsigned long long leaked; /* of which its `leak` lines */
+	bool running;              /* /proc/<pid> is a process, not a zombie */
+};
+
+struct live_list {
+	struct live_entry *v; /* by pid, then GPU */
+	size_t n, cap;
+};
+
+/*
+ * The files of sc->live_dir now, into *out (released with live_free()); an
+ * empty list when there is no such directory, or it cannot be read.
+ */
+void live_read(const struct scenario *sc, struct live_list *out);
+void live_free(struct live_list *l);
+
+/* The bytes live processes hold on a GPU: running ones, and leaks of gone ones. */
+unsigned long long live_used(const struct live_list *l, unsigned int gpu);
+
+/* Is pid a running process of the list? */
+bool live_find(const struct live_list *l, unsigned int pid);
+
+/* Is pid a process, and not a zombie? */
+bool live_pid_running(unsigned int pid);
+
 /* errors.c */
 
 /* NVML's name of an error without its prefix ("GPU_IS_LOST"); false if unknown */
@@ -284,6 +337,9 @@ nvmlReturn_t call_system(struct call *c, const char *fn);
 
 /* call_begin() and call_faults() for a call on a device handle */
 nvmlReturn_t call_device(struct call *c, const char *fn, nvmlDevice_t device);
+
+/* The GPU of a handle of the loaded scenario; NULL for a stale or foreign one. */
+const struct gpu *call_gpu_of(const struct call *c, nvmlDevice_t device);
 
 /* Logs the call (FAKE_NVML_LOG) and returns rc. */
 nvmlReturn_t call_end(const struct call *c, nvmlReturn_t rc);

@@ -167,6 +167,21 @@ FAKE_API nvmlReturn_t nvmlDeviceGetEncoderStats(nvmlDevice_t device, unsigned in
 FAKE_API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
                                                nvmlFieldValue_t *values);
 
+/* topology.c: PCIe topology and NVLink */
+FAKE_API nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1,
+                                                          nvmlDevice_t device2,
+                                                          nvmlGpuTopologyLevel_t *pathInfo);
+FAKE_API nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
+                                               nvmlEnableState_t *isActive);
+FAKE_API nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t device, unsigned int link,
+                                                       nvmlPciInfo_t *pci);
+#ifndef FAKE_LEGACY
+FAKE_API nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link,
+                                                          nvmlPciInfo_t *pci);
+#endif
+FAKE_API nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(
+        nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t *pNvLinkDeviceType);
+
 /* process.c: processes */
 FAKE_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device,
                                                            unsigned int *infoCount,

@@ -1,11 +1,15 @@
 /*
  * Processes of the fake NVML: the three running-process lists in their
  * three struct layouts, per-process utilisation samples, and process names,
- * from the [process PID] sections of the scenario.
+ * from the [process PID] sections of the scenario and, in the compute list,
+ * the live processes of live_dir (live.c).
  */
 #include "fake.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nvml_api.h"
 
@@ -69,35 +73,92 @@ put_entry(const struct call *c, const struct proc *p, void *infos, unsigned int 
 	}
 }
 
+/* a process of live_dir, in the same layouts; MIG instances are not in those files */
+static void
+put_live(const struct live_entry *e, void *infos, unsigned int i, enum layout layout)
+{
+	switch (layout) {
+	case LAYOUT_V1: {
+		nvmlProcessInfo_v1_t *p = (nvmlProcessInfo_v1_t *)infos + i;
+
+		memset(p, 0, sizeof(*p));
+		p->pid = e->pid;
+		p->usedGpuMemory = e->bytes;
+		break;
+	}
+	case LAYOUT_V2: {
+		nvmlProcessInfo_v2_t *p = (nvmlProcessInfo_v2_t *)infos + i;
+
+		memset(p, 0, sizeof(*p));
+		p->pid = e->pid;
+		p->usedGpuMemory = e->bytes;
+		p->gpuInstanceId = NVML_INSTANCE_ID_NONE;
+		p->computeInstanceId = NVML_INSTANCE_ID_NONE;
+		break;
+	}
+	case LAYOUT_CC: {
+		nvmlProcessInfoCc_t *p = (nvmlProcessInfoCc_t *)infos + i;
+
+		memset(p, 0, sizeof(*p));
+		p->pid = e->pid;
+		p->usedGpuMemory = e->bytes;
+		p->gpuInstanceId = NVML_INSTANCE_ID_NONE;
+		p->computeInstanceId = NVML_INSTANCE_ID_NONE;
+		break;
+	}
+	}
+}
+
+static bool
+live_here(const struct call *c, const struct live_entry *e)
+{
+	return e->gpu == c->gpu->index && e->running;
+}
+
 /*
  * The two-call pattern of NVML: *infoCount too small gives INSUFFICIENT_SIZE
- * and the count needed; no process gives SUCCESS and 0.
+ * and the count needed; no process gives SUCCESS and 0. The compute list
+ * shows the running processes of live_dir after those of the scenario.
  */
 static nvmlReturn_t
 running(const struct call *c, unsigned int types, unsigned int *infoCount, void *infos,
         enum layout layout)
 {
+	struct live_list live = { 0 };
 	unsigned int n = 0, i = 0;
+	nvmlReturn_t rc = NVML_SUCCESS;
 
 	if (!infoCount)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	if (types & PT_COMPUTE)
+		live_read(c->sc, &live);
 	for (const struct proc *p = c->sc->procs; p; p = p->next)
 		if (p->gpu == c->gpu->index && (p->types & types) && active(p, c->t))
 			n++;
+	for (size_t k = 0; k < live.n; k++)
+		n += live_here(c, &live.v[k]);
 	if (*infoCount < n) {
 		/* processes that start between a caller's two calls */
 		*infoCount = !infos && c->sc->count_hint && c->sc->count_hint < n
 		                     ? c->sc->count_hint
 		                     : n;
-		return NVML_ERROR_INSUFFICIENT_SIZE;
+		rc = NVML_ERROR_INSUFFICIENT_SIZE;
+		goto out;
 	}
-	if (n > 0 && !infos)
-		return NVML_ERROR_INVALID_ARGUMENT;
+	if (n > 0 && !infos) {
+		rc = NVML_ERROR_INVALID_ARGUMENT;
+		goto out;
+	}
 	for (const struct proc *p = c->sc->procs; p; p = p->next)
 		if (p->gpu == c->gpu->index && (p->types & types) && active(p, c->t))
 			put_entry(c, p, infos, i++, layout);
+	for (size_t k = 0; k < live.n; k++)
+		if (live_here(c, &live.v[k]))
+			put_live(&live.v[k], infos, i++, layout);
 	*infoCount = n;
-	return NVML_SUCCESS;
+out:
+	live_free(&live);
+	return rc;
 }
 
 /* MPS clients run compute work: the compute list shows them too */
@@ -284,8 +345,42 @@ nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSampl
 }
 
 /*
- * The name of any process of the scenario, whether it runs now or not. A PID
- * the scenario does not know gives NOT_FOUND, as a PID with no /proc entry.
+ * The command of a running process, as the driver gives it: argv[0] of
+ * /proc/PID/cmdline (its comm for a kernel thread or a process that cleared it).
+ */
+static bool
+proc_command(unsigned int pid, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, size - 1);
+		close(fd);
+	}
+	if (n <= 0 || !buf[0]) {
+		snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return false;
+		n = read(fd, buf, size - 1);
+		close(fd);
+		if (n <= 0)
+			return false;
+		if (buf[n - 1] == '\n')
+			n--;
+	}
+	buf[n] = '\0';
+	return true;
+}
+
+/*
+ * The name of any process of the scenario, whether it runs now or not, or of
+ * a running process of live_dir. A PID neither knows gives NOT_FOUND, as a
+ * PID with no /proc entry.
  */
 FAKE_API nvmlReturn_t
 nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int length)
@@ -299,11 +394,22 @@ nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int length)
 	for (p = c.sc->procs; p && !(p->pid == pid && p->name); p = p->next)
 		if (p->pid == pid)
 			known = p;
-	if (p)
+	if (p) {
 		rc = put_string(p->name, name, length);
-	else if (!name)
+	} else if (!name) {
 		rc = NVML_ERROR_INVALID_ARGUMENT;
-	else
-		rc = known ? NVML_ERROR_NOT_SUPPORTED : NVML_ERROR_NOT_FOUND;
+	} else if (known) {
+		rc = NVML_ERROR_NOT_SUPPORTED;
+	} else {
+		struct live_list live;
+		char command[4096];
+
+		live_read(c.sc, &live);
+		if (live_find(&live, pid) && proc_command(pid, command, sizeof(command)))
+			rc = put_string(command, name, length);
+		else
+			rc = NVML_ERROR_NOT_FOUND;
+		live_free(&live);
+	}
 	return call_end(&c, rc);
 }

@@ -326,21 +326,30 @@ call_system(struct call *c, const char *fn)
 	return rc != NVML_SUCCESS ? rc : call_faults(c, NULL);
 }
 
+const struct gpu *
+call_gpu_of(const struct call *c, nvmlDevice_t device)
+{
+	uintptr_t p = (uintptr_t)device, base = (uintptr_t)handles;
+	size_t i;
+
+	if (p < base || p >= base + sizeof(handles))
+		return NULL;
+	i = (p - base) / sizeof(handles[0]);
+	return i < c->sc->nr_gpus ? &c->sc->gpus[i] : NULL;
+}
+
 nvmlReturn_t
 call_device(struct call *c, const char *fn, nvmlDevice_t device)
 {
 	nvmlReturn_t rc = call_begin(c, fn);
-	uintptr_t p = (uintptr_t)device, base = (uintptr_t)handles;
-	size_t i;
+	const struct gpu *g;
 
 	if (rc != NVML_SUCCESS)
 		return rc;
-	if (p < base || p >= base + sizeof(handles))
+	g = call_gpu_of(c, device);
+	if (!g)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	i = (p - base) / sizeof(handles[0]);
-	if (i >= c->sc->nr_gpus)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	return call_faults(c, &c->sc->gpus[i]);
+	return call_faults(c, g);
 }
 
 nvmlReturn_t

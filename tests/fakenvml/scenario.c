@@ -689,6 +689,46 @@ xid_cb(struct parser *p, char **tok, size_t n, void *arg)
 	return 0;
 }
 
+/*
+ * nvlink_peers = I[,I...]: link n of the GPU goes to GPU I, the n-th of the
+ * list (an index repeated: more links to that GPU), or to an NVSwitch where
+ * the list says `switch`; `none`: NVLink without an active link.
+ */
+static int
+nvlink_cb(struct parser *p, char **tok, size_t n, void *arg)
+{
+	struct gpu *g = arg;
+
+	g->has_nvlink = true;
+	g->nvlink_line = p->line;
+	if (n == 1 && !strcmp(tok[0], "none"))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		for (char *s = tok[i], *end; *s; s = end) {
+			unsigned int peer;
+			char save;
+
+			end = s + strcspn(s, ",");
+			save = *end;
+			*end = '\0';
+			if (!strcmp(s, "switch"))
+				peer = FAKE_NVLINK_SWITCH;
+			else if (!parse_uint(s, &peer) || peer >= FAKE_MAX_GPUS)
+				return perr(p, "nvlink_peers: '%s' is not a GPU index or 'switch'",
+				            s);
+			if (g->nr_nvlinks == FAKE_NVLINK_MAX_LINKS)
+				return perr(p, "nvlink_peers: more than %d links",
+				            FAKE_NVLINK_MAX_LINKS);
+			g->nvlink_peer[g->nr_nvlinks++] = (unsigned char)peer;
+			if (save)
+				end++;
+		}
+	}
+	if (!g->nr_nvlinks)
+		return perr(p, "nvlink_peers: expected GPU indices or 'none'");
+	return 0;
+}
+
 static int
 set_string(struct parser *p, const char **slot, const char *value)
 {
@@ -753,6 +793,28 @@ parse_compute_cap(struct parser *p, struct gpu *g, const char *value)
 }
 
 /*
+ * live_processes = DIR: relative to the folder of the scenario file, as a
+ * scenario is read from wherever the test runs.
+ */
+static int
+set_live_dir(struct parser *p, const char *value)
+{
+	const char *slash = strrchr(p->path, '/');
+	size_t dir_len = slash ? (size_t)(slash - p->path) + 1 : 0, n = strlen(value);
+	char *d;
+
+	if (value[0] == '/' || !dir_len)
+		return set_string(p, &p->sc->live_dir, value);
+	d = sc_alloc(p->sc, dir_len + n + 1);
+	if (!d)
+		return perr(p, "out of memory");
+	memcpy(d, p->path, dir_len);
+	memcpy(d + dir_len, value, n + 1);
+	p->sc->live_dir = d;
+	return 0;
+}
+
+/*
  * Is key name? Their first letters first: benchmarks load scenarios of
  * thousands of lines, each key looked for in lists of up to 80 names.
  */
@@ -800,6 +862,8 @@ system_key(struct parser *p, const char *key, const char *value)
 		sc->cc_layout = !strcmp(value, "cc");
 		return 0;
 	}
+	if (key_is(key, "live_processes"))
+		return set_live_dir(p, value);
 	if (key_is(key, "fail"))
 		return parse_fault(p, FAULT_FAIL, value, &sc->faults);
 	if (key_is(key, "delay"))
@@ -841,6 +905,16 @@ gpu_key(struct parser *p, const char *key, const char *value)
 			return perr(p, "%s: expected a time in seconds", key);
 		return 0;
 	}
+	if (key_is(key, "topology_group") || key_is(key, "topology_node")) {
+		unsigned int *slot = key[9] == 'g' ? &g->topology_group : &g->topology_node;
+
+		if (!parse_uint(value, slot))
+			return perr(p, "%s: expected a number", key);
+		g->has_topology = true;
+		return 0;
+	}
+	if (key_is(key, "nvlink_peers"))
+		return with_tokens(p, value, nvlink_cb, g);
 	if (key_is(key, "fail"))
 		return parse_fault(p, FAULT_FAIL, value, &g->faults);
 	if (key_is(key, "delay"))
@@ -1041,6 +1115,41 @@ parse_line(struct parser *p, char *line)
 	return -1;
 }
 
+static unsigned int
+links_to(const struct gpu *g, unsigned int peer)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < g->nr_nvlinks; i++)
+		n += g->nvlink_peer[i] == peer;
+	return n;
+}
+
+/* an NVLink has two ends: each peer lists as many links back */
+static int
+check_nvlinks(struct parser *p, const struct gpu *g)
+{
+	const struct scenario *sc = p->sc;
+
+	for (unsigned int i = 0; i < g->nr_nvlinks; i++) {
+		unsigned int peer = g->nvlink_peer[i];
+
+		p->line = g->nvlink_line;
+		if (peer == FAKE_NVLINK_SWITCH)
+			continue;
+		if (peer >= sc->nr_gpus)
+			return perr(p, "nvlink_peers: there is no GPU %u", peer);
+		if (peer == g->index)
+			return perr(p, "nvlink_peers: GPU %u cannot be linked to itself", peer);
+		if (links_to(&sc->gpus[peer], g->index) != links_to(g, peer))
+			return perr(
+			        p, "nvlink_peers: GPU %u has %u links to GPU %u, which has %u back",
+			        g->index, links_to(g, peer), peer,
+			        links_to(&sc->gpus[peer], g->index));
+	}
+	return 0;
+}
+
 /* after the last line: what refers to what */
 static int
 finish(struct parser *p)
@@ -1059,6 +1168,8 @@ finish(struct parser *p)
 		const struct gpu *g = &sc->gpus[i];
 
 		format_bus_ids(&sc->gpus[i]);
+		if (check_nvlinks(p, g))
+			return -1;
 		/* an Xid past the period would never happen: time wraps before it */
 		if (sc->period > 0 && g->nr_xids && g->xids[g->nr_xids - 1].t >= sc->period) {
 			p->line = g->xid_line;
@@ -1074,6 +1185,7 @@ scenario_load(const char *path, struct scenario **out)
 {
 	struct parser p = { .path = path };
 	char *text = NULL, *line, *next;
+	const char *live;
 	size_t len = 0, cap = 0;
 	FILE *f = NULL;
 	int ret = -1;
@@ -1131,6 +1243,15 @@ scenario_load(const char *path, struct scenario **out)
 	}
 	if (finish(&p))
 		goto out;
+	/* the environment names the folder of a test's own run */
+	live = getenv("FAKE_NVML_LIVE_DIR");
+	if (live && *live) {
+		p.sc->live_dir = sc_strdup(p.sc, live);
+		if (!p.sc->live_dir) {
+			fprintf(stderr, "fake nvml: %s: out of memory\n", path);
+			goto out;
+		}
+	}
 	*out = p.sc;
 	p.sc = NULL;
 	ret = 0;

@@ -1216,6 +1216,198 @@ def child_doc_example(c, args):
     N.nvmlShutdown()
 
 
+QUEUE_UUID = ["GPU-5a1e000%d-0000-4000-8000-00000000000%d" % (i, i) for i in range(4)]
+GPUHOG = os.path.join(ROOT, "tests", "queue", "gpuhog.sh")
+
+
+def wait_for(cond, timeout=5.0):
+    """Polls cond() until it is true or timeout seconds have passed; returns its last value."""
+    end = time.time() + timeout
+    v = cond()
+    while not v and time.time() < end:
+        time.sleep(0.02)
+        v = cond()
+    return v
+
+
+def child_live_pynvml(c, args):
+    """queue.scn with FAKE_NVML_LIVE_DIR: real processes registered in files, through pynvml."""
+    import pynvml as N
+    live = os.environ["FAKE_NVML_LIVE_DIR"]
+    N.nvmlInit()
+    h = [N.nvmlDeviceGetHandleByIndex(i) for i in range(4)]
+
+    def used(i):
+        return N.nvmlDeviceGetMemoryInfo(h[i]).used
+
+    def pids(i):
+        return [(p.pid, p.usedGpuMemory) for p in N.nvmlDeviceGetComputeRunningProcesses(h[i])]
+
+    base = [used(i) for i in range(4)]
+    c.eq(base, [(600 + 479) * MiB] * 2 + [(600 + 445) * MiB] * 2,
+         "empty folder: 600 MiB used and the reserved memory")
+    c.eq([pids(i) for i in range(4)], [[]] * 4, "empty folder: no process")
+
+    # a process of ours, by UUID on GPU 1 and by index on GPU 3
+    sleeper = subprocess.Popen(["sleep", "60"])
+    with open(os.path.join(live, ".tmp"), "w") as f:
+        f.write("%s 2048\n3 512\n# a comment\nbogus\n2 12x\n" % QUEUE_UUID[1])
+    os.rename(os.path.join(live, ".tmp"), os.path.join(live, str(sleeper.pid)))
+    c.eq(pids(1), [(sleeper.pid, 2048 * MiB)], "GPU 1 (by UUID) lists the process with 2048 MiB")
+    c.eq(pids(3), [(sleeper.pid, 512 * MiB)], "GPU 3 (by index) lists it with 512 MiB")
+    c.eq((pids(0), pids(2)), ([], []), "GPUs 0 and 2: nothing (malformed lines passed over)")
+    c.eq(used(1) - base[1], 2048 * MiB, "GPU 1 used grows by 2048 MiB (v1)")
+    m = N.nvmlDeviceGetMemoryInfo(h[1], version=N.nvmlMemory_v2)
+    c.eq((m.used, m.free), ((600 + 2048) * MiB, (81559 - 479 - 600 - 2048) * MiB),
+         "v2: used grows, free shrinks")
+    c.eq([p.pid for p in N.nvmlDeviceGetComputeRunningProcesses_v2(h[1])], [sleeper.pid],
+         "the _v2 compute list too")
+    c.eq((N.nvmlDeviceGetGraphicsRunningProcesses(h[1]),
+          N.nvmlDeviceGetMPSComputeRunningProcesses(h[1])), ([], []),
+         "not in the graphics or MPS lists")
+    c.eq(N.nvmlSystemGetProcessName(sleeper.pid), "sleep", "process name: argv[0]")
+    c.raises(lambda: N.nvmlDeviceGetProcessUtilization(h[1], 0), NOT_FOUND,
+             "an idle live process has no utilisation sample")
+
+    # gpuhog.sh: CUDA_VISIBLE_DEVICES, --late, --leak, exit codes
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="%s,%s" % (QUEUE_UUID[0], QUEUE_UUID[2]))
+    hog = subprocess.Popen(["sh", GPUHOG, "1000", "30", "--late", "0.5"], env=env)
+    time.sleep(0.2)
+    c.eq(pids(0), [], "gpuhog --late 0.5: nothing yet after 0.2 s")
+    c.ok(wait_for(lambda: pids(0) == [(hog.pid, 1000 * MiB)]),
+         "gpuhog registers itself on each GPU of CUDA_VISIBLE_DEVICES", repr(pids(0)))
+    c.eq(pids(2), [(hog.pid, 1000 * MiB)], "... on GPU 2 as well")
+    leaker = subprocess.Popen(["sh", GPUHOG, "300", "0.3", "7", "--gpu", "3", "--leak"], env=env)
+    c.eq(leaker.wait(timeout=10), 7, "gpuhog exits with EXIT after SECONDS")
+    c.eq(used(3) - base[3], (512 + 300) * MiB, "a leak stays used after its process is gone")
+    c.eq(pids(3), [(sleeper.pid, 512 * MiB)], "... and the gone process is not listed")
+    hog.terminate()
+    c.eq(hog.wait(timeout=10), 143, "gpuhog on SIGTERM: 143")
+    c.ok(os.path.exists(os.path.join(live, str(hog.pid))), "gpuhog on SIGTERM removes nothing")
+    c.eq((pids(0), used(0)), ([], base[0]), "a process that is gone: not listed, memory back")
+    bad = subprocess.run(["sh", GPUHOG, "lots"], env=env, stderr=subprocess.PIPE)
+    c.ok(bad.returncode == 2 and b"MIB" in bad.stderr, "gpuhog: a bad MIB is refused",
+         bad.stderr.decode(errors="replace"))
+
+    # a zombie has given its memory back
+    sleeper.kill()
+    time.sleep(0.2)
+    c.eq(pids(1), [], "a zombie is not listed")
+    c.eq(used(1), base[1], "a zombie's memory is back")
+    sleeper.wait()
+    os.unlink(os.path.join(live, str(leaker.pid)))
+    c.eq(used(3), base[3], "deleting the file ends the leak")
+    N.nvmlShutdown()
+
+
+def child_live_raw(c, args):
+    """The live processes in every list layout, and the two-call pattern."""
+    # live_processes = live: beside the scenario file
+    live = os.path.join(os.path.dirname(os.environ["FAKE_NVML_SCENARIO"]), "live")
+    layout = args[0]
+    c.label += " " + layout
+    c.rc(fn("nvmlInit_v2")(), SUCCESS, "nvmlInit_v2")
+    h = handle(0)
+    me = os.getpid()
+    with open(os.path.join(live, str(me)), "w") as f:
+        f.write("0 100\n")
+    static_pid = 424242
+    for name, struct in (("nvmlDeviceGetComputeRunningProcesses", ProcV1),
+                         ("nvmlDeviceGetComputeRunningProcesses_v2", ProcV2),
+                         ("nvmlDeviceGetComputeRunningProcesses_v3",
+                          ProcCc if layout == "cc" else ProcV2)):
+        rc, entries, raw = processes(name, h, struct)
+        c.rc(rc, SUCCESS, "%s: two-call pattern" % name)
+        got = [(e.pid, e.usedGpuMemory) for e in entries or []]
+        c.eq(got, [(static_pid, 5 * MiB), (me, 100 * MiB)],
+             "%s: the scenario's process first, then the live one" % name)
+        n = sizeof(struct) * len(entries or [])
+        c.ok(raw[n:] == b"\xaa" * 64, "%s: %d-byte entries" % (name, sizeof(struct)))
+        if struct is not ProcV1 and entries:
+            c.eq((entries[1].gpuInstanceId, entries[1].computeInstanceId),
+                 (NO_INSTANCE, NO_INSTANCE), "%s: no MIG instance" % name)
+    n = c_uint(1)
+    one = (ProcV2 * 1)()
+    c.rc(fn("nvmlDeviceGetComputeRunningProcesses_v3")(h, byref(n), one), INSUFFICIENT_SIZE,
+         "room for one of two: INSUFFICIENT_SIZE")
+    c.eq(n.value, 2, "... and the count needed")
+    buf = create_string_buffer(3)
+    c.rc(fn("nvmlSystemGetProcessName")(c_uint(me), buf, c_uint(3)), INSUFFICIENT_SIZE,
+         "a live process's name in 3 bytes: INSUFFICIENT_SIZE")
+    os.unlink(os.path.join(live, str(me)))
+    fn("nvmlShutdown")()
+
+
+def child_topology_pynvml(c, args):
+    """queue.scn: topology_group, topology_node and nvlink_peers through pynvml."""
+    import pynvml as N
+    N.nvmlInit()
+    h = [N.nvmlDeviceGetHandleByIndex(i) for i in range(4)]
+    c.eq([[N.nvmlDeviceGetTopologyCommonAncestor(a, b) for b in h] for a in h],
+         [[0, 40, 50, 50], [40, 0, 50, 50], [50, 50, 0, 10], [50, 50, 10, 0]],
+         "common ancestors: itself INTERNAL, two switches of a CPU NODE, one switch SINGLE, "
+         "across CPUs SYSTEM")
+    for i in (0, 1):
+        c.eq([N.nvmlDeviceGetNvLinkState(h[i], link) for link in range(18)], [1] * 4 + [0] * 14,
+             "GPU %d: four active NVLinks of 18" % i)
+        peer = N.nvmlDeviceGetNvLinkRemotePciInfo(h[i], 3)
+        want = N.nvmlDeviceGetPciInfo(h[1 - i])
+        c.eq((peer.busId, peer.domain, peer.bus, peer.device),
+             (want.busId, want.domain, want.bus, want.device),
+             "GPU %d: link 3 leads to GPU %d" % (i, 1 - i))
+        c.eq(N.nvmlDeviceGetNvLinkRemoteDeviceType(h[i], 0), 0, "GPU %d: the far end is a GPU" % i)
+        c.raises(lambda: N.nvmlDeviceGetNvLinkState(h[i], 18), INVALID_ARGUMENT,
+                 "GPU %d: link 18: INVALID_ARGUMENT" % i)
+        c.raises(lambda: N.nvmlDeviceGetNvLinkRemotePciInfo(h[i], 4), NOT_SUPPORTED,
+                 "GPU %d: the far end of an inactive link: NOT_SUPPORTED" % i)
+    c.eq(N.nvmlDeviceGetNvLinkState(h[2], 0), 0, "nvlink_peers = none: links inactive")
+    c.raises(lambda: N.nvmlDeviceGetNvLinkRemotePciInfo(h[2], 0), NOT_SUPPORTED,
+             "nvlink_peers = none: no far end")
+    N.nvmlShutdown()
+
+
+def child_topology_raw(c, args):
+    """full.scn: no topology keys; bad handles; the legacy struct of the plain RemotePciInfo."""
+    c.rc(fn("nvmlInit_v2")(), SUCCESS, "nvmlInit_v2")
+    h0, h1 = handle(0), handle(1)
+    level = c_uint(77)
+    c.rc(fn("nvmlDeviceGetTopologyCommonAncestor")(h0, h1, byref(level)), NOT_SUPPORTED,
+         "no topology_group: NOT_SUPPORTED")
+    c.rc(fn("nvmlDeviceGetTopologyCommonAncestor")(h0, c_void_p(16), byref(level)),
+         INVALID_ARGUMENT, "a foreign second handle: INVALID_ARGUMENT")
+    c.rc(fn("nvmlDeviceGetTopologyCommonAncestor")(h0, h1, None), INVALID_ARGUMENT,
+         "NULL level: INVALID_ARGUMENT")
+    c.eq(get_uint("nvmlDeviceGetNvLinkState", h0, c_uint(0))[0], NOT_SUPPORTED,
+         "no nvlink_peers: NvLinkState NOT_SUPPORTED")
+    fn("nvmlShutdown")()
+
+
+def child_topology_switch(c, args):
+    """nvlink_peers = switch: links to NVSwitches, through pynvml."""
+    import pynvml as N
+    N.nvmlInit()
+    h = N.nvmlDeviceGetHandleByIndex(0)
+    c.eq([N.nvmlDeviceGetNvLinkState(h, link) for link in range(3)], [1, 1, 0],
+         "two links to switches are active")
+    c.eq([N.nvmlDeviceGetNvLinkRemoteDeviceType(h, link) for link in range(2)], [2, 0],
+         "the far end of link 0 is a switch, of link 1 GPU 1")
+    c.eq(N.nvmlDeviceGetNvLinkRemotePciInfo(h, 0).busId, "00000000:FE:00.0",
+         "a switch's PCI bus id")
+    N.nvmlShutdown()
+
+
+def child_topology_legacy(c, args):
+    c.rc(fn("nvmlInit")(), SUCCESS, "nvmlInit")
+    h = handle(1, "nvmlDeviceGetHandleByIndex")
+    raw = (ctypes.c_ubyte * 68)(*([0xAA] * 68))
+    c.rc(fn("nvmlDeviceGetNvLinkRemotePciInfo")(h, c_uint(0), raw), SUCCESS,
+         "plain nvmlDeviceGetNvLinkRemotePciInfo")
+    c.ok(bytes(raw)[:12] == b"0000:18:00.0" and bytes(raw)[52:] == b"\xaa" * 16,
+         "plain nvmlDeviceGetNvLinkRemotePciInfo: GPU 0, in the 52 bytes of the first struct")
+    c.ok(not hasattr(L, "nvmlDeviceGetNvLinkRemotePciInfo_v2"), "legacy: no _v2")
+    fn("nvmlShutdown")()
+
+
 def child_stubs(c, args):
     c.rc(fn("nvmlInit_v2")(), SUCCESS, "the stubs/ copy loads and works")
     c.eq(get_string("nvmlDeviceGetName", handle(0))[1], "NVIDIA H100 80GB HBM3", "name")
@@ -1351,7 +1543,15 @@ def check_valgrind(tap, d):
                       build.stdout.decode()):
             return
         env = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_NVML_")}
-        env.update(FAKE_NVML_SCENARIO=os.path.join(SCN, "full.scn"), FAKE_NVML_TIME="12")
+        # live processes too: this process on GPU 0, a leak of a gone one, a malformed line
+        live = os.path.join(tmp, "live")
+        os.mkdir(live)
+        with open(os.path.join(live, str(os.getpid())), "w") as f:
+            f.write("0 100\n1 x\n")
+        with open(os.path.join(live, "999999999"), "w") as f:
+            f.write("0 50 leak\n")
+        env.update(FAKE_NVML_SCENARIO=os.path.join(SCN, "full.scn"), FAKE_NVML_TIME="12",
+                   FAKE_NVML_LIVE_DIR=live)
         for tool in (["--tool=memcheck", "--leak-check=full", "--show-leak-kinds=all",
                       "--errors-for-leak-kinds=all"], ["--tool=helgrind"]):
             p = subprocess.run([valgrind, "-q", "--error-exitcode=99"] + tool + [exe], env=env,
@@ -1362,7 +1562,8 @@ def check_valgrind(tap, d):
                                  "valgrind cannot read this build's debug information")
                 continue
             tap.ok(p.returncode == 0 and not out.strip(),
-                   "valgrind %s: init, queries from threads, shutdown, twice: clean" % tool[0],
+                   "valgrind %s: init, queries from threads (live processes too), shutdown, "
+                   "twice: clean" % tool[0],
                    out[-3000:])
 
 
@@ -1426,6 +1627,28 @@ def main():
     bad = os.path.join(SCN, "bad")
     for name in sorted(os.listdir(bad)):
         run_child(tap, "bad", current, os.path.join(bad, name), 0)
+    queue = os.path.join(ROOT, "tests", "scenarios", "queue.scn")
+    with tempfile.TemporaryDirectory() as tmp:
+        live = os.path.join(tmp, "live")
+        os.mkdir(live)
+        os.chmod(live, 0o1777)
+        run_child(tap, "live_pynvml", current, queue, env={"FAKE_NVML_LIVE_DIR": live})
+        for layout in ("v2", "cc"):
+            scn = os.path.join(tmp, "live-%s.scn" % layout)
+            with open(scn, "w") as f:
+                # the key of the file, relative to the file's folder
+                f.write("[system]\nlive_processes = live\nprocess_v3_layout = %s\n"
+                        "[gpu]\nmemory_total = 1 GiB\nmemory_used = 0\n"
+                        "[process 424242]\ngpu = 0\nused_memory = 5 MiB\n" % layout)
+            run_child(tap, "live_raw", current, scn, args=[layout])
+    run_child(tap, "topology_pynvml", current, queue)
+    with tempfile.TemporaryDirectory() as tmp:
+        scn = os.path.join(tmp, "switch.scn")
+        with open(scn, "w") as f:
+            f.write("[gpu]\nnvlink_peers = switch,1\n[gpu]\nnvlink_peers = 0\n")
+        run_child(tap, "topology_switch", current, scn)
+    run_child(tap, "topology_raw", current, full, 12)
+    run_child(tap, "topology_legacy", legacy, queue)
     run_child(tap, "legacy", legacy, full, 12)
     run_child(tap, "stubs", stubs, full, 12)
     check_valgrind(tap, d)

@@ -18,7 +18,9 @@ times (0, 7.5, 31, 250 and the times at which the scenario changes):
      (docs/json-schema.md) and compared key by key.
 
 The legacy build of the fake (no _v2/_v3 symbols) is checked too, at one time
-per scenario: both sides then fall back to the plain symbols.
+per scenario: both sides then fall back to the plain symbols. So are the
+fake's live processes (FAKE_NVML_LIVE_DIR) on tests/scenarios/queue.scn: a
+real process of this script registered on two GPUs, and the leak of one gone.
 
 gpuscope drops a process whose pid is not in its proc root. Every scenario
 runs on a generated proc root that has all the scenario pids, unless it names
@@ -959,8 +961,9 @@ INIT_WORDS = {LIB_RM_VERSION_MISMATCH: "does not match the driver library",
               LIBRARY_NOT_FOUND: "cannot find the rest of the driver"}
 
 
-def run_case(py, build, scn, t, lib, proc_root, empty_dir):
-    """The mismatches between gpuscope and pynvml, as lines."""
+def run_case(py, build, scn, t, lib, proc_root, empty_dir, live=None):
+    """The mismatches between gpuscope and pynvml, as lines. live: (FAKE_NVML_LIVE_DIR, the pid
+    registered there, which both must see, and so not agree on an empty list only)."""
     path = os.path.join(ROOT, scn)
     with open(path, encoding="utf-8", errors="replace") as f:
         text = f.read()
@@ -971,6 +974,8 @@ def run_case(py, build, scn, t, lib, proc_root, empty_dir):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("FAKE_NVML_", "GPUSCOPE_")) and k != "LD_LIBRARY_PATH"}
     env.update(FAKE_NVML_SCENARIO=path, FAKE_NVML_TIME=tstr, FAKE_NVML_EPOCH=str(EPOCH))
+    if live:
+        env["FAKE_NVML_LIVE_DIR"] = live[0]
     gs_env = dict(env, GPUSCOPE_NVML=libpath, GPUSCOPE_CLOCK=clock,
                   GPUSCOPE_SYSFS_ROOT=empty_dir, GPUSCOPE_PROC_ROOT=proc_root,
                   GPUSCOPE_PASSWD=os.path.join(ROOT, "tests/fixtures/passwd"), NO_COLOR="1")
@@ -1014,6 +1019,8 @@ def run_case(py, build, scn, t, lib, proc_root, empty_dir):
     except ValueError as e:
         return ["gpuscope printed no JSON (%s)" % e]
     bad = compare_status(doc, child, since_us, proc_root)
+    if live and live[1] not in [p.get("pid") for p in doc.get("processes", [])]:
+        bad.append("live process %d: not listed by gpuscope" % live[1])
 
     q = subprocess.run([gpuscope, "query", "--query-gpu=" + QUERY,
                         "--format=csv,noheader,nounits"],
@@ -1042,6 +1049,7 @@ def main():
     py = sys.executable
     scenarios = scenario_files()
     tmp = tempfile.mkdtemp(prefix="gpuscope-crosscheck-")
+    hog = None
     try:
         empty = os.path.join(tmp, "sysfs")
         os.makedirs(empty)
@@ -1069,15 +1077,34 @@ def main():
                     else:
                         skip = "delays of %g ms%s" % (
                             delay, "" if slow_at is None else "; checked at t=%g" % slow_at)
-                cases.append((s, t, lib, root, skip))
+                cases.append((s, t, lib, root, skip, None))
+
+        # live processes (FAKE_NVML_LIVE_DIR): a real process of ours on two GPUs of the
+        # queue's server, and the leak of one that is gone; gpuscope's proc root has the first
+        live = os.path.join(tmp, "live")
+        os.makedirs(live)
+        hog = subprocess.Popen(["sleep", "600"])
+        with open(os.path.join(live, str(hog.pid)), "w") as f:
+            f.write("GPU-5a1e0001-0000-4000-8000-000000000001 2048\n3 512\n")
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        with open(os.path.join(live, str(gone.pid)), "w") as f:
+            f.write("0 300 leak\n2 100\n")
+        live_root = os.path.join(tmp, "proc-live")
+        make_proc_root(live_root, [hog.pid])
+        for lib in ("current", "legacy"):
+            cases.append(("tests/scenarios/queue.scn", 0.0, lib, live_root, None,
+                          (live, hog.pid)))
 
         jobs = max(2, min(8, os.cpu_count() or 2))
         with concurrent.futures.ThreadPoolExecutor(jobs) as ex:
-            futures = [None if skip else ex.submit(run_case, py, build, s, t, lib, root, empty)
-                       for s, t, lib, root, skip in cases]
+            futures = [None if skip else ex.submit(run_case, py, build, s, t, lib, root, empty,
+                                                   extra)
+                       for s, t, lib, root, skip, extra in cases]
             failed = 0
-            for n, ((s, t, lib, _, skip), fut) in enumerate(zip(cases, futures), 1):
-                name = "%s t=%g%s" % (s, t, " (legacy library)" if lib == "legacy" else "")
+            for n, ((s, t, lib, _, skip, extra), fut) in enumerate(zip(cases, futures), 1):
+                name = "%s t=%g%s%s" % (s, t, " (legacy library)" if lib == "legacy" else "",
+                                        " (live processes)" if extra else "")
                 bad = []
                 try:
                     if fut:
@@ -1097,6 +1124,9 @@ def main():
         print("1..%d" % len(cases))
         return 1 if failed else 0
     finally:
+        if hog:
+            hog.kill()
+            hog.wait()
         shutil.rmtree(tmp, ignore_errors=True)
 
 

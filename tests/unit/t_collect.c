@@ -4,9 +4,11 @@
  * the slow PCIe throughput call never made), a GPU that hangs (not
  * responding within the deadline, skipped while its worker is stuck), a
  * GPU lost between two samples, device selection, the process list
- * layouts, and Xid errors from NVML's events. Runs from the repository root; O names the build
- * directory.
+ * layouts, Xid errors from NVML's events, the topology of two GPUs
+ * (collector_topology), and the fake's live processes (FAKE_NVML_LIVE_DIR). Runs from the
+ * repository root; O names the build directory.
  */
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -508,6 +511,223 @@ test_xid(void)
 	collector_close(c);
 }
 
+/* A scenario of a few lines in a file of its own, for the cases below. */
+static const char *
+write_scenario(const char *name, const char *text)
+{
+	static char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/gpuscope-t_collect-%d-%s.scn", (int)getpid(), name);
+	f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f)) {
+		diag("cannot write %s", path);
+		return NULL;
+	}
+	return path;
+}
+
+static int
+topo(struct collector *c, unsigned a, unsigned b)
+{
+	int level = -1, rc = collector_topology(c, a, b, &level);
+
+	return rc < 0 ? rc : level;
+}
+
+/*
+ * collector_topology on the queue's server (tests/scenarios/queue.scn): the
+ * NVLink pair, the PCIe switch, across CPUs, by position in the sample's list.
+ */
+static void
+test_topology(void)
+{
+	static const char three[] = "[system]\n"
+	                            "[gpu]\nuuid = GPU-a\nmemory_total = 1 GiB\nmemory_used = 0\n"
+	                            "topology_group = 0\n"
+	                            "[gpu]\nuuid = GPU-b\nmemory_total = 1 GiB\nmemory_used = 0\n"
+	                            "topology_group = 1\n"
+	                            "[gpu]\nuuid = GPU-c\nmemory_total = 1 GiB\nmemory_used = 0\n"
+	                            "lost = 0\n";
+	static const char nvswitch[] = "[system]\n"
+	                               "[gpu]\nuuid = GPU-a\ntopology_group = 0\n"
+	                               "nvlink_peers = switch,switch\n"
+	                               "[gpu]\nuuid = GPU-b\ntopology_group = 1\n"
+	                               "nvlink_peers = switch\n"
+	                               "[gpu]\nuuid = GPU-c\ntopology_group = 2\n";
+	struct gs_config cfg;
+	struct collector *c;
+	struct gpu_snapshot s;
+	struct err err = ERR_INIT;
+	const char *path;
+
+	setup(&cfg, "tests/scenarios/queue.scn");
+	collector_open(&cfg, &c, &err);
+	collector_scan(c, &err);
+	is_int(collector_count(c), 4, "queue.scn: four GPUs");
+	is_int(topo(c, 0, 1), CL_NVLINK, "H100 0 and 1: NVLink");
+	is_int(topo(c, 1, 0), CL_NVLINK, "H100 1 and 0: NVLink");
+	is_int(topo(c, 2, 3), CL_SWITCH, "L40S 2 and 3: one PCIe switch");
+	is_int(topo(c, 3, 2), CL_SWITCH, "L40S 3 and 2: one PCIe switch");
+	is_int(topo(c, 0, 2), CL_SYSTEM, "H100 0 and L40S 2: across CPUs");
+	is_int(topo(c, 3, 1), CL_SYSTEM, "L40S 3 and H100 1: across CPUs");
+	is_int(topo(c, 1, 1), E_USAGE, "a GPU and itself: E_USAGE");
+	is_int(topo(c, 0, 4), E_USAGE, "a position past the list: E_USAGE");
+	collector_close(c);
+
+	/* positions count the selected GPUs only, as collector_sample() lists them */
+	collector_open(&cfg, &c, &err);
+	ok(collector_select(c, "1,2,3", &err) == 0, "select 1,2,3");
+	is_int(topo(c, 1, 2), CL_SWITCH, "selected positions 1 and 2 are GPUs 2 and 3");
+	is_int(topo(c, 0, 1), CL_SYSTEM, "selected positions 0 and 1 are GPUs 1 and 2");
+	is_int(topo(c, 0, 3), E_USAGE, "position 3 of three: E_USAGE");
+	collector_close(c);
+
+	/* no topology in the scenario: the driver cannot tell */
+	setup(&cfg, "tests/scenarios/h100x2.scn");
+	collector_open(&cfg, &c, &err);
+	is_int(topo(c, 0, 1), E_NOTSUP, "no topology known: E_NOTSUP");
+	collector_close(c);
+
+	/* an HGX board: every GPU on NVSwitches reaches every other over NVLink */
+	path = write_scenario("nvswitch", nvswitch);
+	if (!path)
+		return;
+	setup(&cfg, path);
+	collector_open(&cfg, &c, &err);
+	is_int(topo(c, 0, 1), CL_NVLINK, "two GPUs on NVSwitches: NVLink");
+	is_int(topo(c, 1, 0), CL_NVLINK, "... either way");
+	is_int(topo(c, 0, 2), CL_HOSTBRIDGE, "a GPU without NVLink: its PCIe path");
+	collector_close(c);
+	unlink(path);
+
+	path = write_scenario("topo", three);
+	if (!path)
+		return;
+	setup(&cfg, path);
+	collector_open(&cfg, &c, &err);
+	gpu_snapshot_init(&s);
+	collector_sample(c, &s, 0, &err);
+	is_int(topo(c, 0, 1), CL_HOSTBRIDGE, "two PCIe switches of one CPU: host bridge");
+	is_int(topo(c, 0, 2), E_LOST, "a lost GPU: E_LOST");
+	gpu_snapshot_release(&s);
+	collector_close(c);
+	unlink(path);
+}
+
+static bool
+write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	return f && fputs(text, f) >= 0 && fclose(f) == 0;
+}
+
+/*
+ * Live processes (FAKE_NVML_LIVE_DIR): a process of the test registered on
+ * GPUs by UUID and by index is listed with its memory, which the GPU's used
+ * memory holds too; a leak of a process that is gone stays used but is not
+ * listed; malformed lines and files are passed over.
+ */
+static void
+test_live(void)
+{
+	struct gs_config cfg;
+	struct collector *c;
+	struct gpu_snapshot s;
+	struct err err = ERR_INIT;
+	char dir[256], path[512], text[512];
+	const struct gpu_proc *p;
+	double used0[4];
+	pid_t dead;
+	int status;
+
+	snprintf(dir, sizeof(dir), "/tmp/gpuscope-t_collect-%d-live", (int)getpid());
+	if (mkdir(dir, 01777) && errno != EEXIST) {
+		ok(0, "cannot make %s", dir);
+		return;
+	}
+	setenv("FAKE_NVML_LIVE_DIR", dir, 1);
+	setup(&cfg, "tests/scenarios/queue.scn");
+	cfg.proc_root = "/proc";
+
+	collector_open(&cfg, &c, &err);
+	gpu_snapshot_init(&s);
+	collector_sample(c, &s, COLLECT_PROCS, &err);
+	is_int(s.nr_dev, 4, "live: four GPUs");
+	is_int(s.nr_proc, 0, "live: an empty folder lists no process");
+	for (size_t i = 0; i < 4 && i < s.nr_dev; i++)
+		used0[i] = dev_get(&s.dev[i], GF_MEM_USED);
+	is_dbl(used0[0], 600.0 * 1048576, 1, "live: 600 MiB used on GPU 0 with no process");
+	gpu_snapshot_release(&s);
+
+	/* this process on GPU 1 by UUID and GPU 3 by index, and lines to pass over */
+	snprintf(path, sizeof(path), "%s/%d", dir, (int)getpid());
+	write_file(path, "GPU-5a1e0001-0000-4000-8000-000000000001 1234\n"
+	                 "3 100\n3 20\n"
+	                 "\n9 500\nGPU-nope 500\n2 lots\n2 7 leak extra\n2 -5\n2 8 spill\n");
+	/* a process that is gone: its plain line is nothing, its leak stays used */
+	dead = fork();
+	if (dead == 0)
+		_exit(0);
+	waitpid(dead, &status, 0);
+	snprintf(path, sizeof(path), "%s/%d", dir, (int)dead);
+	write_file(path, "0 300 leak\n1 999\n");
+	/* names that are not pids, and a folder */
+	snprintf(path, sizeof(path), "%s/.%d.tmp", dir, (int)getpid());
+	write_file(path, "0 5000\n");
+	snprintf(path, sizeof(path), "%s/0123", dir);
+	write_file(path, "0 5000\n");
+	snprintf(path, sizeof(path), "%s/1", dir);
+	mkdir(path, 0755);
+
+	gpu_snapshot_init(&s);
+	collector_sample(c, &s, COLLECT_PROCS, &err);
+	is_int(s.nr_proc, 2, "live: this process, on two GPUs");
+	p = find(&s, 1, (uint32_t)getpid());
+	ok(p && proc_has(p, PF_GPU_MEM) && p->v[PF_GPU_MEM] == 1234.0 * 1048576,
+	   "live: GPU 1 (by UUID) lists it with 1234 MiB");
+	p = find(&s, 3, (uint32_t)getpid());
+	ok(p && proc_has(p, PF_GPU_MEM) && p->v[PF_GPU_MEM] == 120.0 * 1048576,
+	   "live: GPU 3 (by index, two lines) lists it with 120 MiB");
+	ok(!find(&s, 0, (uint32_t)dead) && !find(&s, 1, (uint32_t)dead),
+	   "live: a process that is gone is not listed");
+	if (s.nr_dev == 4) {
+		is_dbl(dev_get(&s.dev[0], GF_MEM_USED) - used0[0], 300.0 * 1048576, 1,
+		       "live: GPU 0 holds the 300 MiB leak of the gone process");
+		is_dbl(dev_get(&s.dev[1], GF_MEM_USED) - used0[1], 1234.0 * 1048576, 1,
+		       "live: GPU 1 used grows by 1234 MiB (not by the gone process's 999)");
+		is_dbl(dev_get(&s.dev[2], GF_MEM_USED) - used0[2], 0, 1,
+		       "live: malformed lines add nothing to GPU 2");
+		is_dbl(dev_get(&s.dev[3], GF_MEM_USED) - used0[3], 120.0 * 1048576, 1,
+		       "live: GPU 3 used grows by 120 MiB");
+		is_dbl(dev_get(&s.dev[1], GF_MEM_FREE),
+		       dev_get(&s.dev[1], GF_MEM_TOTAL) - dev_get(&s.dev[1], GF_MEM_USED) -
+		               dev_get(&s.dev[1], GF_MEM_RESERVED),
+		       1, "live: free shrinks as used grows");
+	}
+	gpu_snapshot_release(&s);
+
+	/* deleting the files ends it all: the leak as well */
+	snprintf(path, sizeof(path), "%s/%d", dir, (int)getpid());
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%d", dir, (int)dead);
+	unlink(path);
+	gpu_snapshot_init(&s);
+	collector_sample(c, &s, COLLECT_PROCS, &err);
+	is_int(s.nr_proc, 0, "live: no file, no process");
+	if (s.nr_dev == 4)
+		is_dbl(dev_get(&s.dev[0], GF_MEM_USED), used0[0], 1,
+		       "live: the leak ends with its file");
+	gpu_snapshot_release(&s);
+	collector_close(c);
+
+	snprintf(text, sizeof(text), "rm -rf '%s'", dir);
+	if (system(text) != 0)
+		diag("cannot remove %s", dir);
+	unsetenv("FAKE_NVML_LIVE_DIR");
+}
+
 int
 main(void)
 {
@@ -518,6 +738,9 @@ main(void)
 	test_no_gpu();
 	test_lost_midrun();
 	test_xid();
+	/* before test_hang: its stuck worker keeps its scenario loaded for a while */
+	test_topology();
+	test_live();
 	test_hang();
 	return done_testing();
 }
