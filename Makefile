@@ -52,15 +52,16 @@ JANSSON_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)
 JANSSON_LIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 CPPFLAGS += $(JANSSON_CFLAGS)
 # zlib's crc32() frames the flight recorder's records; Debian: zlib1g-dev
-LIBS += $(JANSSON_LIBS) -lz
-# jansson, zlib, ncursesw and tinfo are linked from their archives where they are installed
+# SQLite keeps the job queue's state (src/queue/store.c); Debian: libsqlite3-dev
+LIBS += $(JANSSON_LIBS) -lz -lsqlite3
+# jansson, zlib, SQLite, ncursesw and tinfo are linked from their archives where they are installed
 # (Debian's -dev packages ship them): as shared libraries they cost every command, --version
 # included, their loading and symbol look-ups at start (docs/performance.md, start-up).
 # STATIC_DEPS=0 links them shared.
 STATIC_DEPS ?= 1
 ifeq ($(STATIC_DEPS),1)
 static_lib = $(if $(filter /%,$(shell $(CC) -print-file-name=lib$(1).a)),-l:lib$(1).a,-l$(1))
-static_libs = $(foreach l,$(1),$(if $(filter -ljansson -lz -lncursesw -ltinfo,$(l)),$(call static_lib,$(l:-l%=%)),$(l)))
+static_libs = $(foreach l,$(1),$(if $(filter -ljansson -lz -lsqlite3 -lncursesw -ltinfo,$(l)),$(call static_lib,$(l:-l%=%)),$(l)))
 LIBS := $(call static_libs,$(LIBS))
 NCURSES_LIBS := $(call static_libs,$(NCURSES_LIBS))
 endif
@@ -68,7 +69,7 @@ endif
 # the layers (docs/design.md): every folder of src/ but the commands' and
 # the two front ends that need ncursesw and libmicrohttpd go into one library
 # that the tests link
-LIB_DIRS := core backend front doctor fit record bench
+LIB_DIRS := core backend front doctor fit record bench queue
 LIB_SRC := $(sort $(wildcard $(LIB_DIRS:%=src/%/*.c)) src/serve/webconfig.c src/serve/negotiate.c)
 CMD_SRC := $(sort $(wildcard src/cmd/*.c src/tui/*.c) src/serve/http.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o) $(O)/src/doctor/cuda_data.o $(O)/src/doctor/xid_data.o \

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The layers of src/ point one way (docs/design.md):
 #
-#   core  <-  backend  <-  front, doctor, fit, record, bench  <-  tui, serve  <-  cmd
+#   core  <-  backend  <-  front, doctor, fit, record, bench, queue  <-  tui, serve  <-  cmd
 #
 # A file may include headers of its own folder and of folders of a lower
 # rank, never of a higher one or of a peer of the same rank. Every include
@@ -20,7 +20,7 @@ rank() {
 	case $1 in
 	core) echo 0 ;;
 	backend) echo 1 ;;
-	front | doctor | fit | record | bench) echo 2 ;;
+	front | doctor | fit | record | bench | queue) echo 2 ;;
 	tui | serve) echo 3 ;;
 	cmd) echo 4 ;;
 	*) echo "" ;;

@@ -36,6 +36,12 @@ else
 	[ -e /usr/include/jansson.h ] || need="$need libjansson-dev"
 	[ -e /usr/include/zlib.h ] || need="$need zlib1g-dev"
 fi
+# SQLite keeps the job queue's state
+if have pkg-config; then
+	pkg-config --exists sqlite3 || need="$need libsqlite3-dev"
+else
+	[ -e /usr/include/sqlite3.h ] || need="$need libsqlite3-dev"
+fi
 if [ "$mode" = check ]; then
 	have python3 || need="$need python3"
 	python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need="$need python3-venv"
