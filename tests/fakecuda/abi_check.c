@@ -33,8 +33,15 @@ SAME_TYPE(CUfunction)
 SAME_TYPE(CUstream)
 SAME_TYPE(CUevent)
 SAME_TYPE(CUexecAffinityParam)
+SAME_TYPE(CUprocessState)
 _Static_assert(sizeof(fcu_CUuuid) == sizeof(CUuuid), "CUuuid");
 _Static_assert(sizeof(fcu_CUctxCreateParams) == sizeof(CUctxCreateParams), "CUctxCreateParams");
+_Static_assert(sizeof(fcu_CUcheckpointLockArgs) == sizeof(CUcheckpointLockArgs), "LockArgs");
+_Static_assert(sizeof(fcu_CUcheckpointCheckpointArgs) == sizeof(CUcheckpointCheckpointArgs),
+               "CheckpointArgs");
+_Static_assert(sizeof(fcu_CUcheckpointRestoreArgs) == sizeof(CUcheckpointRestoreArgs),
+               "RestoreArgs");
+_Static_assert(sizeof(fcu_CUcheckpointUnlockArgs) == sizeof(CUcheckpointUnlockArgs), "UnlockArgs");
 _Static_assert(sizeof(CUresult) == sizeof(unsigned int), "an enum is an unsigned int");
 
 /* and each entry point as a pointer of cuda.h's prototype (its PFN type's shape) */
@@ -107,3 +114,9 @@ PFN(cuMemcpyPeer)
 PFN(cuMemcpyPeerAsync)
 PFN(cuGetProcAddress)
 PFN(cuGetProcAddress_v2)
+PFN(cuCheckpointProcessGetState)
+PFN(cuCheckpointProcessGetRestoreThreadId)
+PFN(cuCheckpointProcessLock)
+PFN(cuCheckpointProcessCheckpoint)
+PFN(cuCheckpointProcessRestore)
+PFN(cuCheckpointProcessUnlock)

@@ -126,6 +126,10 @@
 	X(CU_JIT_ERROR_LOG_BUFFER, 5)                            \
 	X(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, 6)                 \
 	X(CU_GET_PROC_ADDRESS_DEFAULT, 0)                        \
+	X(CU_PROCESS_STATE_RUNNING, 0)                           \
+	X(CU_PROCESS_STATE_LOCKED, 1)                            \
+	X(CU_PROCESS_STATE_CHECKPOINTED, 2)                      \
+	X(CU_PROCESS_STATE_FAILED, 3)                            \
 	X(CU_GET_PROC_ADDRESS_LEGACY_STREAM, 1)                  \
 	X(CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, 2)      \
 	X(CU_GET_PROC_ADDRESS_SUCCESS, 0)                        \
@@ -166,6 +170,7 @@ typedef unsigned int FCU_T(CUdevice_attribute);
 typedef unsigned int FCU_T(CUjit_option);
 typedef unsigned int FCU_T(CUdriverProcAddressQueryResult);
 typedef unsigned int FCU_T(CUdevice_P2PAttribute);
+typedef unsigned int FCU_T(CUprocessState);
 typedef int FCU_T(CUdevice);
 typedef unsigned long long FCU_T(CUdeviceptr);
 typedef uint64_t FCU_T(cuuint64_t);
@@ -184,6 +189,24 @@ typedef struct FCU_T(CUctxCreateParams_st) {
 	int numExecAffinityParams;
 	void *cigParams;
 } FCU_T(CUctxCreateParams);
+/* the CUDA checkpoint's optional arguments (CUDA 12.8; the fake reads timeoutMs only) */
+typedef struct FCU_T(CUcheckpointLockArgs_st) {
+	unsigned int timeoutMs;
+	unsigned int reserved0;
+	uint64_t reserved1[7];
+} FCU_T(CUcheckpointLockArgs);
+typedef struct FCU_T(CUcheckpointCheckpointArgs_st) {
+	uint64_t reserved[8];
+} FCU_T(CUcheckpointCheckpointArgs);
+typedef struct FCU_T(CUcheckpointRestoreArgs_st) {
+	void *gpuPairs;
+	unsigned int gpuPairsCount;
+	char reserved[52 - sizeof(void *)];
+	uint64_t reserved1;
+} FCU_T(CUcheckpointRestoreArgs);
+typedef struct FCU_T(CUcheckpointUnlockArgs_st) {
+	uint64_t reserved[8];
+} FCU_T(CUcheckpointUnlockArgs);
 
 /*
  * The entry points. NVIDIA's library exports both names where a pair is
@@ -278,5 +301,16 @@ FCU_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersio
 FCU_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
                                      cuuint64_t flags,
                                      CUdriverProcAddressQueryResult *symbolStatus);
+/*
+ * The CUDA checkpoint (checkpoint.c): each process's state in a file of its
+ * own under FAKE_CUDA_CHECKPOINT_DIR, so that a controller process (the
+ * queue's daemon) and the process it acts on see the same state.
+ */
+FCU_API CUresult cuCheckpointProcessGetState(int pid, CUprocessState *state);
+FCU_API CUresult cuCheckpointProcessGetRestoreThreadId(int pid, int *tid);
+FCU_API CUresult cuCheckpointProcessLock(int pid, CUcheckpointLockArgs *args);
+FCU_API CUresult cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs *args);
+FCU_API CUresult cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs *args);
+FCU_API CUresult cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs *args);
 
 #endif
