@@ -37,6 +37,9 @@ int cmd_bench(int argc, char **argv, struct gs_config *cfg);
 int cmd_bench_matmul(int argc, char **argv, struct gs_config *cfg);
 int cmd_serve(int argc, char **argv, struct gs_config *cfg);
 int cmd_burn(int argc, char **argv, struct gs_config *cfg);
+/* gpuscope queue (src/cmd/queue.c), the client; gpuscope queued (src/cmd/queued.c), the daemon */
+int cmd_queue(int argc, char **argv, struct gs_config *cfg);
+int cmd_queued(int argc, char **argv, struct gs_config *cfg);
 
 enum snap_flags {
 	SNAP_PROCS = 1 << 0, /* with processes */
