@@ -13,6 +13,7 @@
 #include "cmd/demo.h"
 #include "core/config.h"
 #include "core/xalloc.h"
+#include "queue/exec.h"
 
 static const char help_text[] =
         "gpuscope " GPUSCOPE_VERSION
@@ -38,6 +39,9 @@ static const char help_text[] =
         "       gpuscope burn [--duration SEC] [--precision P] [--memtest] [-i ID,...]\n"
         "                [--record FILE] [--json]\n"
         "       gpuscope serve [--listen ADDR] [--web-config FILE] [-d SEC] [--processes N]\n"
+        "       gpuscope queue [ls|submit|show|why|logs|cancel|hold|release|history|events] ...\n"
+        "       gpuscope queue submit [--gpus N|--gpu-mem SIZE|--gpu UUID,...] [--] COMMAND...\n"
+        "       gpuscope queued [--config FILE] [--socket PATH] [--state-dir DIR]\n"
         "       gpuscope --demo [command and options]\n"
         "       gpuscope --version | --help\n"
         "\n"
@@ -177,6 +181,15 @@ static const char help_text[] =
         "      --hash-password a bcrypt hash of the password read from standard input, for\n"
         "                      basic_auth_users\n"
         "\n"
+        "queue: a job queue for the GPUs of this server, shared by several people: jobs wait\n"
+        "for the GPU memory or whole GPUs they ask, by priority and fair share, run as their\n"
+        "owner with CUDA_VISIBLE_DEVICES set to their GPUs, and survive a restart of the\n"
+        "daemon (gpuscope queued). 'gpuscope queue --help' lists its commands (docs/queue.md).\n"
+        "      --socket=PATH   the daemon's socket (default /run/gpuscope/queue.sock)\n"
+        "      --gpus=N, --gpu-mem=SIZE, --gpu=UUID,...  what a job asks; --priority=P,\n"
+        "                      --time=LIMIT, --preemptible, --after=JOB, --wait\n"
+        "  exit status: 0 ok, 1 refused, 2 usage error, 3 the daemon cannot be reached\n"
+        "\n"
         "  --demo              run on a simulated 8-GPU H100 server (a fake NVIDIA driver\n"
         "                      built into gpuscope); everything shown says it is simulated\n"
         "\n"
@@ -309,11 +322,17 @@ main(int argc, char **argv)
 		rc = cmd_serve(n - 1, args + 1, &cfg);
 	else if (n > 1 && !strcmp(args[1], "query"))
 		rc = cmd_query(n - 1, args + 1, &cfg);
+	else if (n > 1 && !strcmp(args[1], "queue"))
+		rc = cmd_queue(n - 1, args + 1, &cfg);
+	else if (n > 1 && !strcmp(args[1], "queued"))
+		rc = cmd_queued(n - 1, args + 1, &cfg);
+	else if (n > 1 && !strcmp(args[1], "__supervise"))
+		rc = exec_supervise_main(n - 1, args + 1); /* the queue's per-job supervisor */
 	else if (n > 1 && !strncmp(args[1], "--query-", 8))
 		rc = cmd_query(n, args, &cfg); /* nvidia-smi's spelling: no subcommand */
 	else if (n > 1 && args[1][0] != '-') {
 		cmd_error(
-		        "'%s' is not a gpuscope command (commands: status, query, top, watch, record, replay, doctor, fit, specs, bench, burn, serve); see 'gpuscope --help'",
+		        "'%s' is not a gpuscope command (commands: status, query, top, watch, record, replay, doctor, fit, specs, bench, burn, serve, queue, queued); see 'gpuscope --help'",
 		        args[1]);
 		rc = EXIT_USAGE;
 	} else

@@ -18,10 +18,10 @@ fi
 # 1. options of --help (and each command's) documented in the man page
 missing="" nopt=0 badhelp=""
 "$bin" --help >/dev/null 2>&1 || badhelp=" --help"
-for c in query watch record replay top doctor fit specs bench serve; do
+for c in query watch record replay top doctor fit specs bench serve queue queued; do
 	"$bin" $c --help >/dev/null 2>&1 || badhelp="$badhelp $c"
 done
-for opt in $( ("$bin" --help; for c in query watch record replay top doctor fit specs bench serve; do "$bin" $c --help; done) 2>/dev/null | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+for opt in $( ("$bin" --help; for c in query watch record replay top doctor fit specs bench serve queue queued; do "$bin" $c --help; done) 2>/dev/null | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
 	nopt=$((nopt + 1))
 	grep -q -- "$(echo "$opt" | sed 's/-/\\\\-/g')" man/gpuscope.1 || missing="$missing $opt"
 done
