@@ -87,11 +87,15 @@ lib=$out/libgpuscope-fuzz.a
 backend="src/backend/fdinfo.c src/backend/fdinfo.h src/backend/amdgpu_metrics.c src/backend/amdgpu_metrics.h
 src/backend/pci.c src/backend/pci.h src/backend/nvml_probe.h src/backend/nvml_version.c"
 serve="src/serve/webconfig.c src/serve/webconfig.h src/serve/negotiate.c src/serve/negotiate.h"
+# the queue daemon's readers of its configuration and of its clients' lines (no SQLite, no NVML)
+queue="src/queue/conf.c src/queue/conf.h src/queue/proto.c src/queue/proto.h src/queue/job.c src/queue/job.h
+src/queue/jobjson.c src/queue/jobjson.h"
 lib_src=$(ls src/core/*.c src/front/*.c src/doctor/*.c src/fit/*.c src/record/*.c src/backend/fdinfo.c src/backend/amdgpu_metrics.c \
-	src/backend/pci.c src/backend/nvml_version.c src/serve/webconfig.c src/serve/negotiate.c)
+	src/backend/pci.c src/backend/nvml_version.c src/serve/webconfig.c src/serve/negotiate.c \
+	src/queue/conf.c src/queue/proto.c src/queue/job.c src/queue/jobjson.c)
 build_ok=1
 # shellcheck disable=SC2086
-if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor src/fit src/record data/cuda/drivers.tsv data/nvidia/xid.tsv data/messages data/specs/gpus.tsv data/models/models.tsv data/engines/engines.tsv data/prices/prices.tsv $backend $serve tests/fuzz/run.sh -newer "$lib" 2>/dev/null)" ]; then
+if [ ! -f "$lib" ] || [ -n "$(find src/core src/front src/doctor src/fit src/record data/cuda/drivers.tsv data/nvidia/xid.tsv data/messages data/specs/gpus.tsv data/models/models.tsv data/engines/engines.tsv data/prices/prices.tsv $backend $serve $queue tests/fuzz/run.sh -newer "$lib" 2>/dev/null)" ]; then
 	rm -f "$lib"
 	objs=""
 	i=0
