@@ -1392,6 +1392,31 @@ q_act(struct qc *q, struct qargs *a)
 	return rc;
 }
 
+/*
+ * The next line of a stream the daemon sends on fd (logs, events): waits for
+ * ever when following, else as long as one call. On QX_OK *msg is the line;
+ * otherwise fd is closed and the failure printed.
+ */
+static int
+qc_stream_next(const struct qc *q, int fd, bool follow, json_t **msg)
+{
+	struct err err = ERR_INIT;
+	int rc;
+
+	if (qproto_recv(fd, msg, follow ? -1 : QPROTO_CALL_TIMEOUT_MS, &err) < 0) {
+		close(fd);
+		return qc_fail(q, QX_UNREACH, "unreachable", "%s", err.msg);
+	}
+	if (json_is_false(json_object_get(*msg, "ok"))) {
+		close(fd);
+		rc = qc_refused(q, *msg);
+		json_decref(*msg);
+		*msg = NULL;
+		return rc;
+	}
+	return QX_OK;
+}
+
 /* --- logs --- */
 
 static int
@@ -1405,7 +1430,6 @@ q_logs(struct qc *q, struct qargs *a)
 	if ((rc = one_id(q, a->operands[0], &id)) != QX_OK)
 		return rc;
 	for (;;) {
-		struct err err = ERR_INIT;
 		json_t *req = json_pack("{s:s,s:I,s:s,s:I,s:b}", "op", "logs", "job",
 		                        (json_int_t)id, "stream", stream, "offset",
 		                        (json_int_t)offset, "follow", a->follow);
@@ -1418,20 +1442,10 @@ q_logs(struct qc *q, struct qargs *a)
 		/* one answer, or with --follow a line each time the file grows, then {"eof": true}
 		 */
 		for (;;) {
-			json_t *data, *ok;
+			json_t *data;
 
-			rc = qproto_recv(fd, &msg, a->follow ? -1 : QPROTO_CALL_TIMEOUT_MS, &err);
-			if (rc < 0) {
-				close(fd);
-				return qc_fail(q, QX_UNREACH, "unreachable", "%s", err.msg);
-			}
-			ok = json_object_get(msg, "ok");
-			if (json_is_false(ok)) {
-				close(fd);
-				rc = qc_refused(q, msg);
-				json_decref(msg);
+			if ((rc = qc_stream_next(q, fd, a->follow, &msg)) != QX_OK)
 				return rc;
-			}
 			data = json_object_get(msg, "data");
 			if (q->json) {
 				struct qc c = *q;
@@ -1572,21 +1586,11 @@ q_events(struct qc *q, struct qargs *a)
 	if ((rc = qc_open(q, req, &fd)) != QX_OK)
 		return rc;
 	for (;;) {
-		struct err err = ERR_INIT;
 		json_t *ev, *ok;
 
-		rc = qproto_recv(fd, &msg, a->follow ? -1 : QPROTO_CALL_TIMEOUT_MS, &err);
-		if (rc < 0) {
-			close(fd);
-			return qc_fail(q, QX_UNREACH, "unreachable", "%s", err.msg);
-		}
-		ok = json_object_get(msg, "ok");
-		if (json_is_false(ok)) {
-			close(fd);
-			rc = qc_refused(q, msg);
-			json_decref(msg);
+		if ((rc = qc_stream_next(q, fd, a->follow, &msg)) != QX_OK)
 			return rc;
-		}
+		ok = json_object_get(msg, "ok");
 		ev = json_object_get(msg, "event");
 		if (json_is_object(ev)) {
 			if (q->json) {
