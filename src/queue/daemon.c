@@ -52,6 +52,7 @@
 #define PROBE_EVERY    0.5          /* seconds between probes of a job without a pipe */
 #define PLAN_EVERY     0.05         /* at most this often after requests */
 #define REASON_EVERY   30.0         /* seconds between rewrites of a waiting reason */
+#define SHOW_EVENTS    1000         /* events of a job in show */
 #define PRUNE_EVERY    3600.0       /* seconds between prunes of the history */
 #define MAX_ARGV_BYTES (256 * 1024)
 #define MAX_ENV_BYTES  (512 * 1024)
@@ -169,6 +170,8 @@ struct daemon {
 	bool stale;
 	double stale_since; /* wall time of the last good sample */
 	bool paused;
+	/* after a suspension: no plan until a sample shows the memory it freed */
+	uint64_t plan_after_seq;
 	bool need_plan, need_tick, events_added;
 	double last_plan, last_tick;
 	double started, last_heartbeat, last_prune;
@@ -956,6 +959,10 @@ job_preempt(struct daemon *d, struct djob *dj, const struct sched_action *a)
 			job_save(d, dj);
 			jevent(d, dj, "suspend", "job %llu suspended (checkpointed): %s",
 			       (unsigned long long)dj->j.id, why);
+			/* its memory is still in the last sample: plan again after the next */
+			d->plan_after_seq = d->sample.seq;
+			if (d->gpus)
+				qgpus_poke(d->gpus);
 			d->need_plan = true;
 			return;
 		}
@@ -1376,6 +1383,8 @@ plan(struct daemon *d)
 	size_t nr_cnt = 0, alloc_cnt = 0;
 
 	d->last_plan = clock_mono();
+	if (d->have_sample && d->sample.seq <= d->plan_after_seq)
+		return; /* the next sample sets need_plan again */
 	d->need_plan = false;
 	memset(&in, 0, sizeof(in));
 	sched_cfg(d, &cfg);
@@ -2196,8 +2205,18 @@ req_show(struct daemon *d, struct client *c, json_t *req)
 	qjob_init(&tmp);
 	j = lookup(d, c, json_object_get(req, "job"), &tmp, &dj, true);
 	if (j) {
+		json_t *o = job_json(d, j, dj, true), *evs = json_array();
+		struct qevent *ev = NULL;
+		size_t nr = 0;
+
+		/* its story: the first SHOW_EVENTS events of the job, oldest first */
+		if (store_events_job(d->st, j->id, SHOW_EVENTS, &ev, &nr, NULL) == 0)
+			for (size_t i = 0; i < nr; i++)
+				json_array_append_new(evs, qevent_to_json(&ev[i], j->user));
+		store_events_free(ev, nr);
+		json_object_set_new(o, "events", evs);
 		resp = ok_object();
-		json_object_set_new(resp, "job", job_json(d, j, dj, true));
+		json_object_set_new(resp, "job", o);
 		client_reply(c, resp);
 	}
 	qjob_release(&tmp);

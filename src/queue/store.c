@@ -39,6 +39,7 @@ enum stmt_id {
 	S_USER_COUNTS,
 	S_EVENT_ADD,
 	S_EVENTS_SINCE,
+	S_EVENTS_JOB,
 	S_GPU_SET,
 	S_GPU_GET,
 	S_USAGE_SET,
@@ -225,6 +226,10 @@ stmt_sql(enum stmt_id id)
 	case S_EVENTS_SINCE:
 		strbuf_addstr(&sb, "SELECT id, time, job, uid, kind, text, detail FROM events"
 		                   " WHERE id > ?1 ORDER BY id LIMIT ?2");
+		break;
+	case S_EVENTS_JOB:
+		strbuf_addstr(&sb, "SELECT id, time, job, uid, kind, text, detail FROM events"
+		                   " WHERE job = ?1 ORDER BY id LIMIT ?2");
 		break;
 	case S_GPU_SET:
 		strbuf_addstr(&sb, "INSERT OR REPLACE INTO gpus (uuid, flags, note, since)"
@@ -1133,11 +1138,29 @@ store_event_add(struct store *st, double time, uint64_t job, uid_t uid, const ch
 	return step_done(st, s, err, "cannot write an event");
 }
 
+static int read_events(struct store *st, enum stmt_id which, uint64_t key, unsigned limit,
+                       struct qevent **out, size_t *nr, struct err *err);
+
 int
 store_events_since(struct store *st, uint64_t after, unsigned limit, struct qevent **out,
                    size_t *nr, struct err *err)
 {
-	sqlite3_stmt *s = stmt(st, S_EVENTS_SINCE, err);
+	return read_events(st, S_EVENTS_SINCE, after, limit, out, nr, err);
+}
+
+int
+store_events_job(struct store *st, uint64_t job, unsigned limit, struct qevent **out, size_t *nr,
+                 struct err *err)
+{
+	return read_events(st, S_EVENTS_JOB, job, limit, out, nr, err);
+}
+
+/* The events statement id with ?1 = key, ?2 = limit. */
+static int
+read_events(struct store *st, enum stmt_id which, uint64_t key, unsigned limit, struct qevent **out,
+            size_t *nr, struct err *err)
+{
+	sqlite3_stmt *s = stmt(st, which, err);
 	struct qevent *ev = NULL;
 	size_t n = 0, alloc = 0;
 	int rc;
@@ -1146,7 +1169,7 @@ store_events_since(struct store *st, uint64_t after, unsigned limit, struct qeve
 	*nr = 0;
 	if (!s)
 		return E_IO;
-	sqlite3_bind_int64(s, 1, (sqlite3_int64)after);
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)key);
 	sqlite3_bind_int64(s, 2, limit ? limit : DEFAULT_LIMIT);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct qevent *e;

@@ -83,6 +83,9 @@ int store_event_add(struct store *st, double time, uint64_t job, uid_t uid, cons
 /* Events with id > after, oldest first, at most limit (0: 100); free with store_events_free(). */
 int store_events_since(struct store *st, uint64_t after, unsigned limit, struct qevent **out,
                        size_t *nr, struct err *err);
+/* The events of one job, oldest first, at most limit (0: 100); free with store_events_free(). */
+int store_events_job(struct store *st, uint64_t job, unsigned limit, struct qevent **out,
+                     size_t *nr, struct err *err);
 void store_events_free(struct qevent *ev, size_t nr);
 
 /* GPU flags (enum qg_flag) and a note, by UUID; a GPU never set has flags 0. */

@@ -552,6 +552,20 @@ test_events(struct store *st)
 		store_events_free(ev, nr);
 		rc = store_events_since(st, 0, 1, &ev, &nr, &err);
 		ok(rc == E_OK && nr == 1 && ev[0].id == last, "limit 1: the oldest");
+		store_events_free(ev, nr);
+		rc = store_event_add(st, 13, 7, 1000, "exit", NULL, &err, "job 7 ended");
+		ok(rc == E_OK, "a second event of job 7");
+		rc = store_events_job(st, 7, 0, &ev, &nr, &err);
+		ok(rc == E_OK && nr == 2 && ev[0].job == 7 && ev[1].job == 7 &&
+		           !strcmp(ev[0].kind, "start") && !strcmp(ev[1].kind, "exit"),
+		   "store_events_job: job 7's two events, oldest first (%zu)", nr);
+		store_events_free(ev, nr);
+		rc = store_events_job(st, 7, 1, &ev, &nr, &err);
+		ok(rc == E_OK && nr == 1 && !strcmp(ev[0].kind, "start"),
+		   "store_events_job: limit 1");
+		store_events_free(ev, nr);
+		rc = store_events_job(st, 99, 0, &ev, &nr, &err);
+		ok(rc == E_OK && nr == 0, "store_events_job: none for a job without events");
 	}
 	store_events_free(ev, nr);
 }
