@@ -43,15 +43,17 @@ fuzz_conf(const char *text, size_t len)
 	rc = qconf_parse(&c, text, len, "fuzz.conf", &err);
 	if (rc < 0) {
 		FUZZ_CHECK(err.msg[0], "refused without a message");
-		FUZZ_CHECK(!strncmp(err.msg, "fuzz.conf", 9), "the message does not name the file: %s",
-		           err.msg);
+		FUZZ_CHECK(!strncmp(err.msg, "fuzz.conf", 9),
+		           "the message does not name the file: %s", err.msg);
 		FUZZ_CHECK(!strcmp(c.socket, d.socket) && !strcmp(c.state_dir, d.state_dir) &&
 		                   c.default_mode == d.default_mode && c.grace == d.grace &&
-		                   c.jobs_per_gpu == d.jobs_per_gpu && c.nr_limit == 0 && c.nr_gpu == 0,
+		                   c.jobs_per_gpu == d.jobs_per_gpu && c.nr_limit == 0 &&
+		                   c.nr_gpu == 0,
 		           "a refused file changed the configuration");
 	} else {
 		FUZZ_CHECK(rc == 0, "qconf_parse returned %d", rc);
-		FUZZ_CHECK(c.socket[0] && c.state_dir[0], "an empty socket or state_dir was accepted");
+		FUZZ_CHECK(c.socket[0] && c.state_dir[0],
+		           "an empty socket or state_dir was accepted");
 		FUZZ_CHECK(c.sample_interval > 0, "sample_interval %g", c.sample_interval);
 	}
 	qconf_release(&c);
