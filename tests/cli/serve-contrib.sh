@@ -384,6 +384,36 @@ else
 	skip_missing "unit: no systemd-analyze"
 fi
 
+# 3b. the queue daemon's unit: jobs outlive a restart of the daemon (KillMode=process), the daemon
+# owns its cgroups (Delegate=yes), nothing that jobs would inherit and users would miss
+qunit=contrib/systemd/gpuscope-queued.service
+missing=""
+for kv in KillMode=process Delegate=yes Restart=on-failure RuntimeDirectory=gpuscope StateDirectory=gpuscope/queue \
+	"ExecStart=/usr/local/bin/gpuscope queued"; do
+	grep -qxF "$kv" "$qunit" || missing="$missing [$kv]"
+done
+grep -Eq '^(NoNewPrivileges|ProtectHome|PrivateTmp|RestrictSUIDSGID|DeviceAllow|PrivateDevices)=' "$qunit" &&
+	missing="$missing [a setting jobs would inherit]"
+if [ -z "$missing" ]; then ok "queued unit: settings"; else echo "missing:$missing" >"$tmp/out"; not_ok "queued unit: settings" "$tmp/out"; fi
+if have systemd-analyze; then
+	mkdir -p "$tmp/unitdir"
+	sed "s#^ExecStart=/usr/local/bin/gpuscope #ExecStart=$(command -v true) #" "$qunit" >"$tmp/unitdir/gpuscope-queued.service"
+	systemd-analyze verify --man=no "$tmp/unitdir/gpuscope-queued.service" >"$tmp/out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 0 ] && ! grep -q 'gpuscope-queued' "$tmp/out"; then
+		ok "queued unit: systemd-analyze verify"
+	else
+		not_ok "queued unit: systemd-analyze verify (exit $rc)" "$tmp/out"
+	fi
+else
+	skip_missing "queued unit: no systemd-analyze"
+fi
+if "$bin" queued --check-config --config contrib/queue.conf >"$tmp/out" 2>&1; then
+	ok "contrib/queue.conf: gpuscope queued --check-config accepts it"
+else
+	not_ok "contrib/queue.conf: refused by --check-config" "$tmp/out"
+fi
+
 # 4. the web configuration example
 hash=$(sed -n 's/^  prometheus: *//p' "$webconf")
 # shellcheck disable=SC2016 # a literal $2y$
