@@ -9,6 +9,9 @@
 #include <grp.h>
 #include <jansson.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <poll.h>
 #include <pwd.h>
@@ -44,6 +47,7 @@
 
 #define IDLE_TIMEOUT   30.0         /* a client that says nothing for this long is closed */
 #define OUT_LIMIT      (4u << 20)   /* a client with this much unread is dropped */
+#define OUT_KEEP       (1u << 20)   /* an output buffer larger than this is freed once sent */
 #define PUMP_LIMIT     (512u << 10) /* streams (logs, events) refill below this */
 #define HEARTBEAT      5.0          /* seconds between "heartbeat" metas */
 #define USAGE_FLUSH    60.0         /* seconds between fair-share writes of running jobs */
@@ -92,7 +96,14 @@ struct dgpu {
 	int pos;        /* in the latest sample, -1 when absent */
 	unsigned flags; /* stored enum qg_flag */
 	char note[256];
-	uint64_t foreign_ref;
+	/*
+	 * What is not ours, for the cleanup check: the memory of the foreign
+	 * processes seen, plus unattr_ref, the memory no process accounts for
+	 * (above the baseline) as last seen while no job of ours held the GPU:
+	 * memory that loses its process while a job holds the GPU is the job's,
+	 * even when a sample sees the process gone before its exit is reported.
+	 */
+	uint64_t foreign_ref, unattr_ref;
 	bool have_ref;
 	uint64_t dirty_base;
 	bool have_dirty_base;
@@ -551,6 +562,74 @@ client_send(struct client *c, json_t *msg)
 	}
 }
 
+static int
+dump_to_strbuf(const char *buf, size_t size, void *data)
+{
+	strbuf_add(data, buf, size);
+	return 0;
+}
+
+/* Append v, compact, to the client's output (no message end); false when it cannot be encoded. */
+static bool
+client_add_json(struct client *c, json_t *v)
+{
+	return v && json_dump_callback(v, dump_to_strbuf, &c->out, JSON_COMPACT) == 0;
+}
+
+/*
+ * A long answer written piece by piece into the client's output, so that no
+ * JSON tree of every job, nor a second encoded copy, is ever held:
+ * client_stream_begin(c, "{\"ok\":true,\"jobs\":["), then client_stream_item()
+ * per element (it steals the reference), then client_stream_end(c, "]...}").
+ */
+struct stream {
+	size_t start; /* c->out.len at the beginning: the answer is cut back to it on failure */
+	size_t nr;
+	bool bad;
+};
+
+static void
+client_stream_begin(struct client *c, struct stream *st, const char *head)
+{
+	st->start = c->out.len;
+	st->nr = 0;
+	st->bad = c->dead || c->out.len - c->out_off > OUT_LIMIT;
+	if (st->bad) {
+		c->dead = true;
+		return;
+	}
+	strbuf_addstr(&c->out, head);
+}
+
+static void
+client_stream_item(struct client *c, struct stream *st, json_t *v)
+{
+	if (!st->bad) {
+		if (st->nr++)
+			strbuf_addch(&c->out, ',');
+		if (!client_add_json(c, v))
+			st->bad = true;
+	}
+	json_decref(v);
+}
+
+static void
+client_stream_end(struct client *c, struct stream *st, const char *tail)
+{
+	if (c->dead)
+		return;
+	if (st->bad) {
+		json_t *e = qproto_error("internal", "the answer could not be encoded");
+
+		strbuf_setlen(&c->out, st->start);
+		qproto_encode(e, &c->out);
+		json_decref(e);
+		return;
+	}
+	strbuf_addstr(&c->out, tail);
+	strbuf_addch(&c->out, '\n');
+}
+
 static void
 client_reply(struct client *c, json_t *msg)
 {
@@ -575,7 +654,14 @@ client_flush(struct client *c)
 		c->out_off += (size_t)n;
 	}
 	if (c->out_off == c->out.len) {
-		strbuf_reset(&c->out);
+		if (c->out.alloc > OUT_KEEP) {
+			/* a large answer (ls, history) was sent: give its memory back */
+			strbuf_release(&c->out);
+#ifdef __GLIBC__
+			malloc_trim(0);
+#endif
+		} else
+			strbuf_reset(&c->out);
 		c->out_off = 0;
 		if (c->closing)
 			c->dead = true;
@@ -1282,8 +1368,11 @@ process_sample(struct daemon *d)
 						held = true;
 				}
 		}
+		if (!held && g->ok)
+			g->unattr_ref = unattributed > g->baseline ? unattributed - g->baseline : 0;
 		if (!frozen && g->ok) {
-			g->foreign_ref = g->used_adj > ours ? g->used_adj - ours : 0;
+			/* procs - ours: the foreign processes' memory */
+			g->foreign_ref = procs - ours + g->unattr_ref;
 			g->have_ref = true;
 		}
 		/* a dirty GPU whose memory came back is clean again */
@@ -1751,6 +1840,25 @@ get_str(json_t *req, const char *key, size_t max, const char **out, char *why, s
 	return true;
 }
 
+/* A submitted output or error path, made absolute against cwd, into *field; false (why) when too
+ * long. */
+static bool
+submit_path(char **field, const char *cwd, const char *path, const char *key, char *why, size_t len)
+{
+	char buf[QJ_PATH_LEN];
+
+	if (!path || !*path)
+		return true;
+	if (path[0] == '/')
+		str_copy(buf, sizeof(buf), path);
+	else if (snprintf(buf, sizeof(buf), "%s/%s", qjob_str(cwd), path) >= (int)sizeof(buf)) {
+		snprintf(why, len, "\"%s\" is too long", key);
+		return false;
+	}
+	qjob_set_str(field, buf);
+	return true;
+}
+
 /* a job id in a request: an integer, or a string of digits */
 static bool
 get_id(json_t *v, uint64_t *id)
@@ -1860,13 +1968,13 @@ req_submit(struct daemon *d, struct client *c, json_t *req)
 	}
 	j.argv_len = sb.len;
 	j.argv = strbuf_detach(&sb, NULL);
-	if (!get_str(req, "cwd", sizeof(j.cwd), &cwd, why, sizeof(why)))
+	if (!get_str(req, "cwd", QJ_PATH_LEN, &cwd, why, sizeof(why)))
 		goto fail;
 	if (!cwd || cwd[0] != '/') {
 		snprintf(why, sizeof(why), "\"cwd\" must be an absolute directory");
 		goto fail;
 	}
-	str_copy(j.cwd, sizeof(j.cwd), cwd);
+	qjob_set_str(&j.cwd, cwd);
 	if (env && !json_is_null(env)) {
 		const char *k;
 		json_t *v;
@@ -1901,8 +2009,8 @@ req_submit(struct daemon *d, struct client *c, json_t *req)
 	}
 	if (!get_str(req, "name", QJ_NAME_LEN, &name, why, sizeof(why)) ||
 	    !get_str(req, "mode", 32, &mode, why, sizeof(why)) ||
-	    !get_str(req, "output", sizeof(j.out_path), &output, why, sizeof(why)) ||
-	    !get_str(req, "error", sizeof(j.err_path), &error, why, sizeof(why)) ||
+	    !get_str(req, "output", QJ_PATH_LEN, &output, why, sizeof(why)) ||
+	    !get_str(req, "error", QJ_PATH_LEN, &error, why, sizeof(why)) ||
 	    !get_int(req, "gpus", 0, QJ_MAX_GPUS, -1, &gpus, why, sizeof(why)) ||
 	    !get_int(req, "gpu_mem", 0, INT64_MAX, 0, &gpu_mem, why, sizeof(why)) ||
 	    !get_int(req, "priority", -1000000, 1000000, 0, &prio, why, sizeof(why)) ||
@@ -2043,24 +2151,9 @@ req_submit(struct daemon *d, struct client *c, json_t *req)
 		}
 	}
 	j.req.time_limit = (uint32_t)tl;
-	if (output && *output) {
-		if (output[0] == '/')
-			str_copy(j.out_path, sizeof(j.out_path), output);
-		else if (snprintf(j.out_path, sizeof(j.out_path), "%s/%s", j.cwd, output) >=
-		         (int)sizeof(j.out_path)) {
-			snprintf(why, sizeof(why), "\"output\" is too long");
-			goto fail;
-		}
-	}
-	if (error && *error) {
-		if (error[0] == '/')
-			str_copy(j.err_path, sizeof(j.err_path), error);
-		else if (snprintf(j.err_path, sizeof(j.err_path), "%s/%s", j.cwd, error) >=
-		         (int)sizeof(j.err_path)) {
-			snprintf(why, sizeof(why), "\"error\" is too long");
-			goto fail;
-		}
-	}
+	if (!submit_path(&j.out_path, j.cwd, output, "output", why, sizeof(why)) ||
+	    !submit_path(&j.err_path, j.cwd, error, "error", why, sizeof(why)))
+		goto fail;
 	if (!u->admin && u->lim.max_queued_jobs &&
 	    user_waiting(d, c->uid) >= u->lim.max_queued_jobs) {
 		snprintf(
@@ -2166,32 +2259,38 @@ lookup(struct daemon *d, struct client *c, json_t *v, struct qjob *tmp, struct d
 static void
 req_ls(struct daemon *d, struct client *c, json_t *req)
 {
-	json_t *resp = ok_object(), *jobs = json_array(), *gpus = json_array();
 	const char *user = NULL;
+	struct stream st;
 	char why[256];
+	json_t *dmn;
 	bool all;
 
 	if (!get_bool(req, "all", false, &all, why, sizeof(why)) ||
 	    !get_str(req, "user", QJ_USER_LEN, &user, why, sizeof(why))) {
-		json_decref(resp);
-		json_decref(jobs);
-		json_decref(gpus);
 		client_reply(c, qproto_error("usage", "%s", why));
 		return;
 	}
+	/* {"ok":true,"jobs":[JOB...],"gpus":[GPU...],"daemon":{DAEMON}}, job by job */
+	client_stream_begin(c, &st, "{\"ok\":true,\"jobs\":[");
 	for (size_t i = 0; i < d->nr_job; i++) {
 		const struct qjob *j = &d->job[i]->j;
 
 		if (user && *user ? strcmp(j->user, user) : (!all && j->uid != c->uid))
 			continue;
-		json_array_append_new(jobs, job_json(d, j, d->job[i], false));
+		client_stream_item(c, &st, job_json(d, j, d->job[i], false));
 	}
+	if (!st.bad)
+		strbuf_addstr(&c->out, "],\"gpus\":[");
+	st.nr = 0;
 	for (size_t i = 0; i < d->nr_gpu; i++)
-		json_array_append_new(gpus, gpu_json(d, &d->gpu[i]));
-	json_object_set_new(resp, "jobs", jobs);
-	json_object_set_new(resp, "gpus", gpus);
-	json_object_set_new(resp, "daemon", daemon_json(d));
-	client_reply(c, resp);
+		client_stream_item(c, &st, gpu_json(d, &d->gpu[i]));
+	if (!st.bad)
+		strbuf_addstr(&c->out, "],\"daemon\":");
+	dmn = daemon_json(d);
+	if (!st.bad && !client_add_json(c, dmn))
+		st.bad = true;
+	json_decref(dmn);
+	client_stream_end(c, &st, "}");
 }
 
 static void
@@ -2450,7 +2549,8 @@ req_history(struct daemon *d, struct client *c, json_t *req)
 	struct err err = ERR_INIT;
 	const char *user = NULL;
 	json_int_t limit;
-	json_t *since, *resp, *jobs;
+	struct stream st;
+	json_t *since;
 	double since_t = 0;
 	uid_t uid = c->uid;
 	char why[256];
@@ -2485,13 +2585,12 @@ req_history(struct daemon *d, struct client *c, json_t *req)
 		client_reply(c, qproto_error("internal", "cannot read the history: %s", err.msg));
 		return;
 	}
-	jobs = json_array();
+	/* {"ok":true,"jobs":[JOB...]}, job by job */
+	client_stream_begin(c, &st, "{\"ok\":true,\"jobs\":[");
 	for (size_t i = 0; i < l.nr; i++)
-		json_array_append_new(jobs, job_json(d, &l.job[i], NULL, false));
+		client_stream_item(c, &st, job_json(d, &l.job[i], NULL, false));
 	store_jobs_free(&l);
-	resp = ok_object();
-	json_object_set_new(resp, "jobs", jobs);
-	client_reply(c, resp);
+	client_stream_end(c, &st, "]}");
 }
 
 /* ---- logs ---- */
@@ -2499,9 +2598,9 @@ req_history(struct daemon *d, struct client *c, json_t *req)
 static void
 log_path(struct daemon *d, const struct qjob *j, bool err_stream, char *buf, size_t len)
 {
-	if (err_stream && j->err_path[0])
+	if (err_stream && qjob_str(j->err_path)[0])
 		str_copy(buf, len, j->err_path);
-	else if (j->out_path[0])
+	else if (qjob_str(j->out_path)[0])
 		str_copy(buf, len, j->out_path);
 	else
 		exec_default_output(&d->env, j, buf, len);

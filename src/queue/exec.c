@@ -388,7 +388,7 @@ write_spec(const struct exec_env *env, const struct qjob *j, const char *dir, co
 		               "job %llu has no command to run (or one that is not UTF-8)",
 		               (unsigned long long)j->id);
 	}
-	if (j->out_path[0])
+	if (qjob_str(j->out_path)[0])
 		str_copy(out, sizeof(out), j->out_path);
 	else
 		exec_default_output(env, j, out, sizeof(out));
@@ -403,10 +403,10 @@ write_spec(const struct exec_env *env, const struct qjob *j, const char *dir, co
 	spec = json_pack(
 	        "{s:I, s:o, s:o, s:o, s:s, s:I, s:I, s:s, s:s, s:s, s:s, s:s, s:I, s:f, s:o}",
 	        "job", (json_int_t)j->id, "name", name, "argv", argv, "env", job_environment(j, pw),
-	        "cwd", j->cwd[0] ? j->cwd : "/", "uid", (json_int_t)j->uid, "gid",
-	        (json_int_t)j->gid, "user", pw->pw_name, "out", out, "err", j->err_path, "cgroup",
-	        cg, "sup_cgroup", sup_cg, "time_limit", (json_int_t)j->req.time_limit, "grace",
-	        l->grace > 0 ? l->grace : 30.0, "gpus", gpus);
+	        "cwd", qjob_str(j->cwd)[0] ? j->cwd : "/", "uid", (json_int_t)j->uid, "gid",
+	        (json_int_t)j->gid, "user", pw->pw_name, "out", out, "err", qjob_str(j->err_path),
+	        "cgroup", cg, "sup_cgroup", sup_cg, "time_limit", (json_int_t)j->req.time_limit,
+	        "grace", l->grace > 0 ? l->grace : 30.0, "gpus", gpus);
 	if (!spec)
 		return err_set(err, E_USAGE, "job %llu: a path or name is not UTF-8",
 		               (unsigned long long)j->id);
@@ -481,7 +481,7 @@ exec_start(const struct exec_env *env, struct qjob *j, struct exec_launch *l, st
 		goto fail;
 	}
 	clear_job_dir(dir);
-	if (!j->out_path[0]) {
+	if (!qjob_str(j->out_path)[0]) {
 		rc = ensure_log_dir(env, j, err);
 		if (rc)
 			goto fail;

@@ -67,6 +67,9 @@ qjob_release(struct qjob *j)
 {
 	FREE_AND_NULL(j->argv);
 	FREE_AND_NULL(j->env);
+	FREE_AND_NULL(j->cwd);
+	FREE_AND_NULL(j->out_path);
+	FREE_AND_NULL(j->err_path);
 	j->argv_len = 0;
 	j->env_len = 0;
 }
@@ -93,6 +96,21 @@ qjob_copy(struct qjob *dst, const struct qjob *src)
 	memcpy(dst, src, sizeof(*dst));
 	dst->argv = dup_list(src->argv, src->argv_len);
 	dst->env = dup_list(src->env, src->env_len);
+	dst->cwd = NULL;
+	dst->out_path = NULL;
+	dst->err_path = NULL;
+	qjob_set_str(&dst->cwd, src->cwd);
+	qjob_set_str(&dst->out_path, src->out_path);
+	qjob_set_str(&dst->err_path, src->err_path);
+}
+
+void
+qjob_set_str(char **field, const char *s)
+{
+	char *old = *field;
+
+	*field = s && *s ? xstrdup(s) : NULL;
+	free(old);
 }
 
 /* --- sizes and durations --------------------------------------------------------- */

@@ -28,12 +28,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define QJ_MAX_GPUS   16  /* GPUs one job may ask for or be given */
-#define QJ_UUID_LEN   96  /* as struct gpu_device's uuid */
-#define QJ_MAX_AFTER  16  /* jobs one job may wait for */
-#define QJ_NAME_LEN   128 /* a job's name */
-#define QJ_USER_LEN   64  /* a user or group name */
-#define QJ_REASON_LEN 256 /* why a job waits, or how it ended, in words */
+#define QJ_MAX_GPUS   16   /* GPUs one job may ask for or be given */
+#define QJ_UUID_LEN   96   /* as struct gpu_device's uuid */
+#define QJ_MAX_AFTER  16   /* jobs one job may wait for */
+#define QJ_NAME_LEN   128  /* a job's name */
+#define QJ_USER_LEN   64   /* a user or group name */
+#define QJ_REASON_LEN 256  /* why a job waits, or how it ended, in words */
+#define QJ_PATH_LEN   4096 /* the longest cwd, output or error path accepted, with its NUL */
 
 enum qj_state {
 	QJ_QUEUED = 0,
@@ -96,9 +97,10 @@ struct qjob {
 	size_t argv_len;
 	char *env; /* NAME=VALUE\0...\0, already sanitised */
 	size_t env_len;
-	char cwd[4096];
-	char out_path[4096]; /* stdout; "" = the default */
-	char err_path[4096]; /* stderr; "" = with stdout */
+	/* owned heap strings, shorter than QJ_PATH_LEN; NULL or "" = unset (qjob_str()) */
+	char *cwd;      /* the working directory; unset = "/" */
+	char *out_path; /* stdout; unset = the default */
+	char *err_path; /* stderr; unset = with stdout */
 
 	/* times: seconds since the epoch, 0 = not yet */
 	double submit_time, start_time, end_time;
@@ -133,10 +135,19 @@ enum qj_stop_cause {
 };
 
 void qjob_init(struct qjob *j);
-/* Free what j owns (argv, env); j may then be reused after qjob_init(). */
+/* Free what j owns (argv, env, cwd, out_path, err_path); j may then be reused after qjob_init(). */
 void qjob_release(struct qjob *j);
 /* Deep copy. */
 void qjob_copy(struct qjob *dst, const struct qjob *src);
+/* Replace the owned string *field (cwd, out_path, err_path) by a copy of s; NULL or "" unsets it.
+ */
+void qjob_set_str(char **field, const char *s);
+/* s, or "" when NULL: reads cwd, out_path, err_path */
+static inline const char *
+qjob_str(const char *s)
+{
+	return s ? s : "";
+}
 
 /* A GPU as the queue sees it, kept in the store between runs. */
 enum qg_flag {

@@ -201,10 +201,10 @@ qjob_to_json(const struct qjob *j, bool full)
 	json_object_set_new(o, "restarts", json_integer(j->restarts));
 	json_object_set_new(o, "gpu_seconds", json_real(j->gpu_seconds));
 	json_object_set_new(o, "peak_gpu_mem", json_integer((json_int_t)j->peak_gpu_mem));
-	json_object_set_new(o, "cwd", jstr(j->cwd));
+	json_object_set_new(o, "cwd", jstr(qjob_str(j->cwd)));
 	json_object_set_new(o, "argv", list_array(j->argv, j->argv_len));
-	json_object_set_new(o, "output", jstr(j->out_path));
-	json_object_set_new(o, "error", jstr(j->err_path));
+	json_object_set_new(o, "output", jstr(qjob_str(j->out_path)));
+	json_object_set_new(o, "error", jstr(qjob_str(j->err_path)));
 	if (full)
 		json_object_set_new(o, "env", env_object(j->env, j->env_len));
 	return o;

@@ -711,9 +711,9 @@ bind_job(sqlite3_stmt *s, const struct qjob *j)
 	B(sqlite3_bind_text(s, i, after ? after : "[]", -1, SQLITE_TRANSIENT));
 	B(bind_blob(s, i, j->argv, j->argv_len));
 	B(bind_blob(s, i, j->env, j->env_len));
-	B(bind_text(s, i, j->cwd, sizeof(j->cwd)));
-	B(bind_text(s, i, j->out_path, sizeof(j->out_path)));
-	B(bind_text(s, i, j->err_path, sizeof(j->err_path)));
+	B(bind_text(s, i, qjob_str(j->cwd), QJ_PATH_LEN));
+	B(bind_text(s, i, qjob_str(j->out_path), QJ_PATH_LEN));
+	B(bind_text(s, i, qjob_str(j->err_path), QJ_PATH_LEN));
 	B(sqlite3_bind_double(s, i, j->submit_time));
 	B(sqlite3_bind_double(s, i, j->start_time));
 	B(sqlite3_bind_double(s, i, j->end_time));
@@ -748,6 +748,24 @@ col_text(sqlite3_stmt *s, int c, char *dst, size_t size)
 	const char *v = (const char *)sqlite3_column_text(s, c);
 
 	str_copy(dst, size, v ? v : "");
+}
+
+/* A path column (cwd, out_path, err_path) into the job's owned string *dst, cut at QJ_PATH_LEN. */
+static void
+col_path(sqlite3_stmt *s, int c, char **dst)
+{
+	const char *v = (const char *)sqlite3_column_text(s, c);
+	char *p = NULL;
+
+	if (v && *v) {
+		size_t n = strnlen(v, QJ_PATH_LEN - 1);
+
+		p = xmalloc(n + 1);
+		memcpy(p, v, n);
+		p[n] = '\0';
+	}
+	free(*dst);
+	*dst = p;
 }
 
 static char *
@@ -851,9 +869,9 @@ read_job(struct store *st, sqlite3_stmt *s, struct qjob *j, struct err *err)
 		goto bad;
 	j->argv = col_blob(s, c++, &j->argv_len);
 	j->env = col_blob(s, c++, &j->env_len);
-	col_text(s, c++, j->cwd, sizeof(j->cwd));
-	col_text(s, c++, j->out_path, sizeof(j->out_path));
-	col_text(s, c++, j->err_path, sizeof(j->err_path));
+	col_path(s, c++, &j->cwd);
+	col_path(s, c++, &j->out_path);
+	col_path(s, c++, &j->err_path);
 	j->submit_time = sqlite3_column_double(s, c++);
 	j->start_time = sqlite3_column_double(s, c++);
 	j->end_time = sqlite3_column_double(s, c++);

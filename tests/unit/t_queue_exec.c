@@ -66,7 +66,7 @@ make_job(struct qjob *j, uid_t uid, const char *const *argv, const char *const *
 	j->gid = pw ? pw->pw_gid : (gid_t)uid;
 	snprintf(j->user, sizeof(j->user), "%s", pw ? pw->pw_name : "?");
 	snprintf(j->name, sizeof(j->name), "test-%llu", (unsigned long long)j->id);
-	snprintf(j->cwd, sizeof(j->cwd), "%s", tmp);
+	qjob_set_str(&j->cwd, tmp);
 	strbuf_init(&sb, 0);
 	for (size_t i = 0; argv[i]; i++)
 		strbuf_add(&sb, argv[i], strlen(argv[i]) + 1);
@@ -305,7 +305,12 @@ test_launch_errors(const struct exec_env *env)
 
 	memset(&r, 0, sizeof(r));
 	make_job(&j, 65534, argv2, NULL);
-	snprintf(j.cwd, sizeof(j.cwd), "%s/no-such-dir", tmp);
+	{
+		char dir[QJ_PATH_LEN];
+
+		snprintf(dir, sizeof(dir), "%s/no-such-dir", tmp);
+		qjob_set_str(&j.cwd, dir);
+	}
 	rc = exec_start(env, &j, &l, &err);
 	is_int(rc, 0, "missing directory: exec_start (%s)", err.msg);
 	if (rc)

@@ -89,9 +89,9 @@ full_job(struct qjob *j)
 	j->req.nr_after = 2;
 	set_list(&j->argv, &j->argv_len, argv, ARRAY_SIZE(argv));
 	set_list(&j->env, &j->env_len, env, ARRAY_SIZE(env));
-	str_copy(j->cwd, sizeof(j->cwd), "/home/alice/proj");
-	str_copy(j->out_path, sizeof(j->out_path), "/home/alice/out.log");
-	str_copy(j->err_path, sizeof(j->err_path), "/home/alice/err.log");
+	qjob_set_str(&j->cwd, "/home/alice/proj");
+	qjob_set_str(&j->out_path, "/home/alice/out.log");
+	qjob_set_str(&j->err_path, "/home/alice/err.log");
 	j->submit_time = 1700000000.25;
 	j->start_time = 1700000100.5;
 	j->end_time = 1700000200.75;
@@ -126,8 +126,9 @@ same_job(const struct qjob *a, const struct qjob *b)
 	            a->req.requeue_on_loss == b->req.requeue_on_loss &&
 	            a->req.time_limit == b->req.time_limit && a->req.grace == b->req.grace &&
 	            a->req.nr_after == b->req.nr_after && a->argv_len == b->argv_len &&
-	            a->env_len == b->env_len && !strcmp(a->cwd, b->cwd) &&
-	            !strcmp(a->out_path, b->out_path) && !strcmp(a->err_path, b->err_path) &&
+	            a->env_len == b->env_len && !strcmp(qjob_str(a->cwd), qjob_str(b->cwd)) &&
+	            !strcmp(qjob_str(a->out_path), qjob_str(b->out_path)) &&
+	            !strcmp(qjob_str(a->err_path), qjob_str(b->err_path)) &&
 	            a->submit_time == b->submit_time && a->start_time == b->start_time &&
 	            a->end_time == b->end_time && a->eligible_time == b->eligible_time &&
 	            a->nr_gpu == b->nr_gpu && !strcmp(a->cgroup, b->cgroup) &&
@@ -354,10 +355,14 @@ test_jobs(struct store *st)
 	rc = store_job_get(st, j.id, &back, &err);
 	ok(rc == E_OK && same_job(&j, &back), "every field of a job round-trips %s", err.msg);
 	qjob_copy(&copy, &back);
-	ok(same_job(&copy, &back) && copy.argv != back.argv && copy.env != back.env,
+	ok(same_job(&copy, &back) && copy.argv != back.argv && copy.env != back.env && copy.cwd &&
+	           copy.cwd != back.cwd && copy.out_path != back.out_path &&
+	           copy.err_path != back.err_path,
 	   "qjob_copy is deep");
 	qjob_release(&copy);
-	ok(!copy.argv && !copy.env && !copy.argv_len, "qjob_release frees argv and env");
+	ok(!copy.argv && !copy.env && !copy.argv_len && !copy.cwd && !copy.out_path &&
+	           !copy.err_path,
+	   "qjob_release frees argv, env and the paths");
 	qjob_release(&back);
 
 	j.state = QJ_DONE;
