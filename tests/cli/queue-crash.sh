@@ -22,8 +22,9 @@ pidof_job() { cat "$out/$1.pid" 2>/dev/null; }
 # --- one kill with jobs at every step
 r0=$(subas "$ua" --gpus 1 -- sh -c "echo \$\$ >$out/r0.pid; sleep 20; exit 0")
 r3=$(subas "$ua" --gpus 1 -- sh -c "echo \$\$ >$out/r3.pid; sleep 20; exit 3")
-r42=$(subas "$ua" --gpus 0 -- sh -c "echo \$\$ >$out/r42.pid; sleep 7; exit 42")
-rsig=$(subas "$ua" --gpus 0 -- sh -c "echo \$\$ >$out/rsig.pid; sleep 7; kill -KILL \$\$")
+# r42 and rsig end once $out/go exists, which the test makes after the kill (however slow the start)
+r42=$(subas "$ua" --gpus 0 -- sh -c "echo \$\$ >$out/r42.pid; while [ ! -e $out/go ]; do sleep 0.1; done; exit 42")
+rsig=$(subas "$ua" --gpus 0 -- sh -c "echo \$\$ >$out/rsig.pid; while [ ! -e $out/go ]; do sleep 0.1; done; kill -KILL \$\$")
 rt=$(subas "$ua" --gpus 0 --time 6 -- sleep 30)
 x=$(subas "$ua" --gpu "$u3" --gpu-mem 4G --shared -- sh "$hog" 2000 1 5 --leak)
 # submitted last: a 4-GPU job waits behind all of these (and reserves the GPUs)
@@ -47,6 +48,7 @@ check "daemon dead: r3's process lives on (pid $p3)" kill -0 "$p3"
 # the exiting job's memory comes back while the daemon is down; r42, rsig and rt end meanwhile
 for f in $(grep -l leak "$live"/* 2>/dev/null); do rm -f "$f"; done
 p42=$(pidof_job r42) psig=$(pidof_job rsig)
+: >"$out/go"
 wait_true 12 sh -c "! kill -0 $p42 && ! kill -0 $psig"
 # and rt's time limit (6 s, the supervisor's backstop 2 s later) passes
 sleep 3
