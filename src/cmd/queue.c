@@ -1153,26 +1153,16 @@ kv(struct strbuf *sb, const char *key, const char *val)
 	strbuf_addch(sb, '\n');
 }
 
+/* A "label: value" line for a positive number key of j, written by fmt (a time, a size). */
 static void
-kv_time(struct strbuf *sb, const json_t *j, const char *key, const char *label)
+kv_num(struct strbuf *sb, const json_t *j, const char *key, const char *label,
+       void (*fmt)(char *, size_t, double))
 {
 	char buf[64];
 	double v;
 
 	if (jnum(j, key, &v) && v > 0) {
-		fmt_stamp(buf, sizeof(buf), v);
-		kv(sb, label, buf);
-	}
-}
-
-static void
-kv_bytes(struct strbuf *sb, const json_t *j, const char *key, const char *label)
-{
-	char buf[64];
-	double v;
-
-	if (jnum(j, key, &v) && v > 0) {
-		fmt_bytes(buf, sizeof(buf), v);
+		fmt(buf, sizeof(buf), v);
 		kv(sb, label, buf);
 	}
 }
@@ -1200,7 +1190,7 @@ show_job(struct strbuf *sb, const json_t *j)
 	         json_is_true(json_object_get(j, "preemptible")) ? ", preemptible" : "",
 	         json_is_true(json_object_get(j, "requeue")) ? ", requeued on a lost GPU" : "");
 	kv(sb, "gpus", buf);
-	kv_bytes(sb, j, "gpu_mem", "gpu memory");
+	kv_num(sb, j, "gpu_mem", "gpu memory", fmt_bytes);
 	jlist(j, "gpu_indices", buf, sizeof(buf));
 	if (buf[0])
 		kv(sb, "on gpus", buf);
@@ -1218,10 +1208,10 @@ show_job(struct strbuf *sb, const json_t *j)
 	jlist(j, "after", buf, sizeof(buf));
 	if (buf[0])
 		kv(sb, "after", buf);
-	kv_time(sb, j, "submit_time", "submitted");
-	kv_time(sb, j, "est_start", "est. start");
-	kv_time(sb, j, "start_time", "started");
-	kv_time(sb, j, "end_time", "ended");
+	kv_num(sb, j, "submit_time", "submitted", fmt_stamp);
+	kv_num(sb, j, "est_start", "est. start", fmt_stamp);
+	kv_num(sb, j, "start_time", "started", fmt_stamp);
+	kv_num(sb, j, "end_time", "ended", fmt_stamp);
 	if (jnum(j, "exit_code", &v) || jnum(j, "exit_signal", &v)) {
 		job_exit(j, buf, sizeof(buf));
 		kv(sb, "exit", buf);
@@ -1234,7 +1224,7 @@ show_job(struct strbuf *sb, const json_t *j)
 		snprintf(buf, sizeof(buf), "%.0f (%.2f GPU-hours)", v, v / 3600);
 		kv(sb, "gpu seconds", buf);
 	}
-	kv_bytes(sb, j, "peak_gpu_mem", "peak gpu mem");
+	kv_num(sb, j, "peak_gpu_mem", "peak gpu mem", fmt_bytes);
 	kv(sb, "cwd", jstr(j, "cwd"));
 	arr = json_object_get(j, "argv");
 	buf[0] = '\0';
