@@ -369,20 +369,24 @@ if grep -E '^(ProtectProc=(invisible|noaccess|ptraceable)|ProcSubset=pid|Private
 else
 	ok "unit: processes, GPU nodes and /dev/kmsg stay visible"
 fi
-if have systemd-analyze; then
-	# the binary is not installed here: verify a copy that runs true instead
-	mkdir -p "$tmp/unitdir"
-	sed "s#^ExecStart=/usr/local/bin/gpuscope #ExecStart=$(command -v true) #" "$unit" >"$tmp/unitdir/gpuscope-serve.service"
-	systemd-analyze verify --man=no "$tmp/unitdir/gpuscope-serve.service" >"$tmp/out" 2>&1
-	rc=$?
-	if [ "$rc" -eq 0 ] && ! grep -q 'gpuscope-serve' "$tmp/out"; then
-		ok "unit: systemd-analyze verify"
-	else
-		not_ok "unit: systemd-analyze verify (exit $rc)" "$tmp/out"
+# systemd-analyze verify of unit file $1 (named $2 in messages): the binary is not installed
+# here, so a copy that runs true instead is verified
+verify_unit() {
+	if ! have systemd-analyze; then
+		skip_missing "$2: no systemd-analyze"
+		return
 	fi
-else
-	skip_missing "unit: no systemd-analyze"
-fi
+	mkdir -p "$tmp/unitdir"
+	sed "s#^ExecStart=/usr/local/bin/gpuscope #ExecStart=$(command -v true) #" "$1" >"$tmp/unitdir/${1##*/}"
+	systemd-analyze verify --man=no "$tmp/unitdir/${1##*/}" >"$tmp/out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 0 ] && ! grep -q "$(basename "$1" .service)" "$tmp/out"; then
+		ok "$2: systemd-analyze verify"
+	else
+		not_ok "$2: systemd-analyze verify (exit $rc)" "$tmp/out"
+	fi
+}
+verify_unit "$unit" unit
 
 # 3b. the queue daemon's unit: jobs outlive a restart of the daemon (KillMode=process), the daemon
 # owns its cgroups (Delegate=yes), nothing that jobs would inherit and users would miss
@@ -395,19 +399,7 @@ done
 grep -Eq '^(NoNewPrivileges|ProtectHome|PrivateTmp|RestrictSUIDSGID|DeviceAllow|PrivateDevices)=' "$qunit" &&
 	missing="$missing [a setting jobs would inherit]"
 if [ -z "$missing" ]; then ok "queued unit: settings"; else echo "missing:$missing" >"$tmp/out"; not_ok "queued unit: settings" "$tmp/out"; fi
-if have systemd-analyze; then
-	mkdir -p "$tmp/unitdir"
-	sed "s#^ExecStart=/usr/local/bin/gpuscope #ExecStart=$(command -v true) #" "$qunit" >"$tmp/unitdir/gpuscope-queued.service"
-	systemd-analyze verify --man=no "$tmp/unitdir/gpuscope-queued.service" >"$tmp/out" 2>&1
-	rc=$?
-	if [ "$rc" -eq 0 ] && ! grep -q 'gpuscope-queued' "$tmp/out"; then
-		ok "queued unit: systemd-analyze verify"
-	else
-		not_ok "queued unit: systemd-analyze verify (exit $rc)" "$tmp/out"
-	fi
-else
-	skip_missing "queued unit: no systemd-analyze"
-fi
+verify_unit "$qunit" "queued unit"
 if "$bin" queued --check-config --config contrib/queue.conf >"$tmp/out" 2>&1; then
 	ok "contrib/queue.conf: gpuscope queued --check-config accepts it"
 else
