@@ -102,6 +102,45 @@ enum gpu_field {
 	GF_RAS_CORR,
 	GF_RAS_UNCORR,
 	GF_VOLTAGE_GFX, /* millivolts */
+	/* PCIe throughput, bytes per second (NVML samples it over 20 ms) */
+	GF_PCIE_TX_RATE,
+	GF_PCIE_RX_RATE,
+	/*
+	 * Time clocks were held below their target, seconds since the driver
+	 * loaded (NVML violation counters, nvmlDeviceGetViolationStatus)
+	 */
+	GF_VIOL_POWER,
+	GF_VIOL_THERMAL,
+	GF_VIOL_SYNC_BOOST,
+	GF_VIOL_BOARD_LIMIT,
+	GF_VIOL_LOW_UTIL,
+	GF_VIOL_RELIABILITY,
+	GF_VIOL_APP_CLOCKS,
+	GF_VIOL_BASE_CLOCKS,
+	/* NVLink, all links of the GPU together (per link: gpu_device.nvlink[]) */
+	GF_NVLINK_LINKS_ACTIVE,
+	GF_NVLINK_TX_BYTES, /* counters, bytes of data */
+	GF_NVLINK_RX_BYTES,
+	GF_NVLINK_CRC_FLIT, /* error counters */
+	GF_NVLINK_CRC_DATA,
+	GF_NVLINK_REPLAY,
+	GF_NVLINK_RECOVERY,
+	/*
+	 * Profiling metrics (NVML GPM on Hopper and later; DCGM_FI_PROF_*),
+	 * percent of the sample period, averaged over all SMs where it says so
+	 */
+	GF_PROF_GR_ACTIVE,     /* the graphics/compute engine was active */
+	GF_PROF_SM_ACTIVE,     /* SMs with at least one warp resident */
+	GF_PROF_SM_OCCUPANCY,  /* resident warps as a share of the maximum */
+	GF_PROF_TENSOR_ACTIVE, /* any tensor pipe busy */
+	GF_PROF_DRAM_ACTIVE,   /* memory bandwidth used, share of the peak */
+	GF_PROF_FP64_ACTIVE,
+	GF_PROF_FP32_ACTIVE,
+	GF_PROF_FP16_ACTIVE,
+	GF_PROF_PCIE_TX_RATE, /* bytes per second */
+	GF_PROF_PCIE_RX_RATE,
+	GF_PROF_NVLINK_TX_RATE, /* bytes per second, all links */
+	GF_PROF_NVLINK_RX_RATE,
 	GF__COUNT
 };
 
@@ -133,6 +172,8 @@ enum clock_reason {
 	CR_HW_THERMAL = 1 << 6,
 	CR_HW_POWER_BRAKE = 1 << 7,
 	CR_DISPLAY_CLOCKS = 1 << 8,
+	CR_BOARD_LIMIT = 1 << 9,  /* NVML 13 */
+	CR_RELIABILITY = 1 << 10, /* NVML 13 */
 };
 
 struct field_info {

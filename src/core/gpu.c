@@ -28,6 +28,12 @@ gpu_proc_release(struct gpu_proc *p)
 	free(p->cmdline);
 	free(p->container);
 	free(p->pod);
+	free(p->pod_name);
+	free(p->pod_namespace);
+	free(p->container_name);
+	free(p->slurm_job);
+	free(p->slurm_step);
+	free(p->slurm_user);
 	free(p->cgroup);
 	free(p->engine);
 	memset(p, 0, sizeof(*p));

@@ -65,6 +65,25 @@ struct clock_levels {
 	int current; /* index into mhz, or -1 when none is marked */
 };
 
+/* One NVLink link of a GPU (NVML link numbers 0 .. GPU_MAX_NVLINK-1). */
+#define GPU_MAX_NVLINK 18
+enum nvlink_stat {
+	NL_TX_BYTES, /* data sent, bytes, since the driver loaded */
+	NL_RX_BYTES,
+	NL_CRC_FLIT, /* error counters, since the driver loaded */
+	NL_CRC_DATA,
+	NL_REPLAY,
+	NL_RECOVERY,
+	NL__COUNT
+};
+struct nvlink_link {
+	bool present; /* NVML answered for this link number */
+	bool active;  /* the link is up */
+	unsigned version;
+	uint64_t v[NL__COUNT];
+	unsigned valid; /* bit (1 << enum nvlink_stat) */
+};
+
 struct gpu_device {
 	unsigned index; /* the vendor's index (NVML index for NVIDIA) */
 	enum gpu_vendor vendor;
@@ -113,6 +132,29 @@ struct gpu_device {
 	struct xid_count xid[GPU_MAX_XID];
 	unsigned nr_xid;
 	bool xid_watched;
+
+	/* NVLink, link by link (nr_nvlink: links NVML answered for, 0: none) */
+	struct nvlink_link nvlink[GPU_MAX_NVLINK];
+	unsigned nr_nvlink;
+
+	/*
+	 * A MIG device: one GPU instance (and compute instance) of a GPU in MIG
+	 * mode, listed as a device of its own after its parent; mig_parent is the
+	 * parent's position in the snapshot's dev[]. index is the MIG device's
+	 * index within its parent (as nvidia-smi's "MIG dev").
+	 */
+	bool is_mig;
+	unsigned mig_parent;
+	unsigned mig_gi, mig_ci; /* GPU instance and compute instance ids */
+	char mig_profile[32];    /* "1g.10gb", "" = unknown */
+
+	/*
+	 * Who the GPU is allocated to, even while idle (the kubelet's
+	 * pod-resources API); "" = none known
+	 */
+	char alloc_namespace[64];
+	char alloc_pod[254];
+	char alloc_container[64];
 
 	/* private to the backend that made the device */
 	unsigned backend; /* index in the collector's backend list */
@@ -165,6 +207,12 @@ struct gpu_proc {
 	const char *container_runtime; /* static: "docker", "containerd", "cri-o", "podman", "lxc",
 	                                  ... */
 	char *pod;                     /* owned; Kubernetes pod uid, when the cgroup names one */
+	char *pod_name;                /* owned; Kubernetes pod name (from the kubelet's files) */
+	char *pod_namespace;           /* owned; Kubernetes namespace */
+	char *container_name;          /* owned; Kubernetes container name (or docker's name) */
+	char *slurm_job;               /* owned; Slurm job id ("1234", "1234_7" for an array task) */
+	char *slurm_step;              /* owned; Slurm step ("0", "batch", "extern", "interactive") */
+	char *slurm_user;              /* owned; the Slurm job's user */
 	char *cgroup;                  /* owned; the cgroup path it was found in */
 	uint64_t start_ticks;          /* kernel start time, for telling reused pids apart */
 	bool gpu_denied; /* its GPU use could not be read (fdinfo needs ptrace rights) */

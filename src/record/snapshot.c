@@ -33,10 +33,10 @@
  * update the size here.
  */
 #if defined(__x86_64__) || defined(__aarch64__)
-_Static_assert(sizeof(struct gpu_device) == 2392,
+_Static_assert(sizeof(struct gpu_device) == 4216,
                "struct gpu_device changed: add the new member to dev_members[] in "
                "src/record/snapshot.c, then update this size");
-_Static_assert(sizeof(struct gpu_proc) == 216,
+_Static_assert(sizeof(struct gpu_proc) == 264,
                "struct gpu_proc changed: add the new member to proc_members[] in "
                "src/record/snapshot.c, then update this size");
 _Static_assert(sizeof(struct gpu_snapshot) == 760,
@@ -106,6 +106,17 @@ static const struct member dev_members[] = {
 	/* format version 2: what the post-mortem of a GPU that fell off the bus needs */
 	{ D(xid), N(struct gpu_device, nr_xid), .kind = MK_XID, .part = DO_XID, .since = 2 },
 	{ D(xid_watched), .kind = MK_BOOL, .part = DO_XID, .since = 2 },
+	/* TODO(issue 20, record helper): record these in format version 3 */
+	{ D(nvlink), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
+	{ D(nr_nvlink), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
+	{ D(is_mig), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
+	{ D(mig_parent), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
+	{ D(mig_gi), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
+	{ D(mig_ci), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
+	{ D(mig_profile), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
+	{ D(alloc_namespace), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
+	{ D(alloc_pod), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
+	{ D(alloc_container), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
 };
 
 /* the parts of a process block */
@@ -130,6 +141,13 @@ static const struct member proc_members[] = {
 	{ P(pod), .kind = MK_OSTR, .part = PO_STR, V1 },
 	{ P(cgroup), .kind = MK_OSTR, .part = PO_STR, V1 },
 	{ P(container_runtime), .kind = MK_RUNTIME, .part = PO_STR, V1 },
+	/* TODO(issue 20, record helper): record these in format version 3 */
+	{ P(pod_name), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
+	{ P(pod_namespace), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
+	{ P(container_name), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
+	{ P(slurm_job), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
+	{ P(slurm_step), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
+	{ P(slurm_user), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
 };
 
 /* the parts of a delta (a keyframe has them all, without the bits) */
