@@ -210,12 +210,12 @@ struct gpu_proc {
 	char *pod_name;                /* owned; Kubernetes pod name (from the kubelet's files) */
 	char *pod_namespace;           /* owned; Kubernetes namespace */
 	char *container_name;          /* owned; Kubernetes container name (or docker's name) */
-	char *slurm_job;               /* owned; Slurm job id ("1234", "1234_7" for an array task) */
-	char *slurm_step;              /* owned; Slurm step ("0", "batch", "extern", "interactive") */
-	char *slurm_user;              /* owned; the Slurm job's user */
-	char *cgroup;                  /* owned; the cgroup path it was found in */
-	uint64_t start_ticks;          /* kernel start time, for telling reused pids apart */
-	bool gpu_denied; /* its GPU use could not be read (fdinfo needs ptrace rights) */
+	char *slurm_job;      /* owned; Slurm job id ("1234", "1234_7" for an array task) */
+	char *slurm_step;     /* owned; Slurm step ("0", "batch", "extern", "interactive") */
+	char *slurm_user;     /* owned; the Slurm job's user */
+	char *cgroup;         /* owned; the cgroup path it was found in */
+	uint64_t start_ticks; /* kernel start time, for telling reused pids apart */
+	bool gpu_denied;      /* its GPU use could not be read (fdinfo needs ptrace rights) */
 	/*
 	 * DRM engine classes (fdinfo), owned: nr_engine entries, at most
 	 * GPU_MAX_ENGINES; NULL when there are none. Allocated apart, so that
