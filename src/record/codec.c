@@ -600,6 +600,56 @@ get_xid(struct dec *d, struct xid_count *x, unsigned *nr)
 	}
 }
 
+/*
+ * NVLink links: the count, then each link's flags (1 present, 2 active),
+ * version and valid bits, and each valid counter as the svarint of its
+ * change from the same counter of the base (0 where the base has none).
+ */
+static uint64_t
+nvlink_base(const struct nvlink_link *b, unsigned nb, unsigned i, unsigned k)
+{
+	return i < nb && (b[i].valid >> k & 1) ? b[i].v[k] : 0;
+}
+
+static void
+put_nvlink(struct strbuf *sb, const struct nvlink_link *b, unsigned nb, const struct nvlink_link *c,
+           unsigned nc)
+{
+	put_u64(sb, nc);
+	for (unsigned i = 0; i < nc; i++) {
+		put_u64(sb, (uint64_t)c[i].present | (uint64_t)c[i].active << 1);
+		put_u64(sb, c[i].version);
+		put_u64(sb, c[i].valid);
+		for (unsigned k = 0; k < NL__COUNT; k++)
+			if (c[i].valid >> k & 1)
+				put_s64(sb, (int64_t)(c[i].v[k] - nvlink_base(b, nb, i, k)));
+	}
+}
+
+static void
+get_nvlink(struct dec *d, struct nvlink_link *l, unsigned *nr)
+{
+	struct nvlink_link c[GPU_MAX_NVLINK];
+	unsigned n = (unsigned)get_max(d, GPU_MAX_NVLINK);
+
+	memset(c, 0, sizeof(c));
+	for (unsigned i = 0; i < n && !d->bad; i++) {
+		uint64_t flags = get_max(d, 3);
+
+		c[i].present = flags & 1;
+		c[i].active = flags >> 1 & 1;
+		c[i].version = (unsigned)get_max(d, UINT_MAX);
+		c[i].valid = (unsigned)get_max(d, (1u << NL__COUNT) - 1);
+		for (unsigned k = 0; k < NL__COUNT; k++)
+			if (c[i].valid >> k & 1)
+				c[i].v[k] = nvlink_base(l, *nr, i, k) + (uint64_t)get_s64(d);
+	}
+	if (d->bad)
+		return;
+	memcpy(l, c, sizeof(c));
+	*nr = n;
+}
+
 static void
 put_notes(struct strbuf *sb, const struct gpu_snapshot *s)
 {
@@ -674,6 +724,9 @@ put_member(struct strbuf *sb, const struct member *m, const void *b, const void 
 	case MK_XID:
 		put_xid(sb, pc, nc);
 		break;
+	case MK_NVLINK:
+		put_nvlink(sb, pb, nb, pc, nc);
+		break;
 	case MK_NOTES:
 		put_notes(sb, c);
 		break;
@@ -746,6 +799,10 @@ get_member(struct dec *d, const struct member *m, void *o)
 	case MK_XID:
 		if (nr)
 			get_xid(d, p, nr);
+		break;
+	case MK_NVLINK:
+		if (nr)
+			get_nvlink(d, p, nr);
 		break;
 	case MK_NOTES:
 		get_notes(d, o);

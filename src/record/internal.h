@@ -30,9 +30,11 @@ struct gpu_proc;
 
 /*
  * 1: the first format. 2: a device block's part 8 (Xid counts and
- * xid_watched). A reader reads every version from 1 to FORMAT_VERSION.
+ * xid_watched). 3: a device block's parts 9 (NVLink links) and 10 (MIG
+ * device) and four more device strings; six more process strings. A
+ * reader reads every version from 1 to FORMAT_VERSION.
  */
-#define FORMAT_VERSION 2
+#define FORMAT_VERSION 3
 #define FORMAT_OLDEST  1
 #define HDR_FIXED      18   /* magic, version, header length, field counts, note length */
 #define HDR_MAX        4096 /* a longer header is damage */
@@ -95,6 +97,7 @@ enum mkind {
 	MK_OENGINES, /* gpu_proc.engine, owned (NULL when none), and its count: as MK_ENGINES */
 	MK_LEVELS,   /* struct clock_levels */
 	MK_XID,      /* xid[] and its count */
+	MK_NVLINK,   /* nvlink[] and its count */
 	MK_NOTES,    /* the snapshot's notes and their count */
 	MK_DEVS,     /* the snapshot's devices and their count */
 	MK_PROCS,    /* the snapshot's processes and their count */

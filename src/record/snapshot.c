@@ -62,7 +62,9 @@ enum {
 	DO_LEVELS_MEM,
 	DO_IDENT,
 	DO_PRIVATE,
-	DO_XID
+	DO_XID,
+	DO_NVLINK,
+	DO_MIG
 };
 
 static const struct member dev_members[] = {
@@ -106,17 +108,18 @@ static const struct member dev_members[] = {
 	/* format version 2: what the post-mortem of a GPU that fell off the bus needs */
 	{ D(xid), N(struct gpu_device, nr_xid), .kind = MK_XID, .part = DO_XID, .since = 2 },
 	{ D(xid_watched), .kind = MK_BOOL, .part = DO_XID, .since = 2 },
-	/* TODO(issue 20, record helper): record these in format version 3 */
-	{ D(nvlink), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
-	{ D(nr_nvlink), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
-	{ D(is_mig), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
-	{ D(mig_parent), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
-	{ D(mig_gi), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
-	{ D(mig_ci), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
-	{ D(mig_profile), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
-	{ D(alloc_namespace), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
-	{ D(alloc_pod), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
-	{ D(alloc_container), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
+	/* format version 3: NVLink links, MIG devices, the kubelet's allocation */
+	{ D(nvlink), N(struct gpu_device, nr_nvlink), .kind = MK_NVLINK, .part = DO_NVLINK,
+	  .since = 3 },
+	{ D(is_mig), .kind = MK_BOOL, .part = DO_MIG, .since = 3 },
+	{ D(mig_parent), UINT(MAX_DEV - 1), .part = DO_MIG, .since = 3 },
+	{ D(mig_gi), UINT(UINT_MAX), .part = DO_MIG, .since = 3 },
+	{ D(mig_ci), UINT(UINT_MAX), .part = DO_MIG, .since = 3 },
+	/* strings of format 3: after those of format 1, so that the bits of old files stay */
+	{ D(mig_profile), .kind = MK_STR, .part = DO_STR, .since = 3 },
+	{ D(alloc_namespace), .kind = MK_STR, .part = DO_STR, .since = 3 },
+	{ D(alloc_pod), .kind = MK_STR, .part = DO_STR, .since = 3 },
+	{ D(alloc_container), .kind = MK_STR, .part = DO_STR, .since = 3 },
 };
 
 /* the parts of a process block */
@@ -141,13 +144,13 @@ static const struct member proc_members[] = {
 	{ P(pod), .kind = MK_OSTR, .part = PO_STR, V1 },
 	{ P(cgroup), .kind = MK_OSTR, .part = PO_STR, V1 },
 	{ P(container_runtime), .kind = MK_RUNTIME, .part = PO_STR, V1 },
-	/* TODO(issue 20, record helper): record these in format version 3 */
-	{ P(pod_name), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
-	{ P(pod_namespace), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
-	{ P(container_name), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
-	{ P(slurm_job), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
-	{ P(slurm_step), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
-	{ P(slurm_user), .kind = MK_SKIP, .part = PART_NONE, V1, .why = "not recorded yet" },
+	/* format version 3: who the process works for (Kubernetes, Slurm) */
+	{ P(pod_name), .kind = MK_OSTR, .part = PO_STR, .since = 3 },
+	{ P(pod_namespace), .kind = MK_OSTR, .part = PO_STR, .since = 3 },
+	{ P(container_name), .kind = MK_OSTR, .part = PO_STR, .since = 3 },
+	{ P(slurm_job), .kind = MK_OSTR, .part = PO_STR, .since = 3 },
+	{ P(slurm_step), .kind = MK_OSTR, .part = PO_STR, .since = 3 },
+	{ P(slurm_user), .kind = MK_OSTR, .part = PO_STR, .since = 3 },
 };
 
 /* the parts of a delta (a keyframe has them all, without the bits) */
@@ -177,7 +180,7 @@ const struct mtable rec_dev_table = { "struct gpu_device",
 	                              dev_members,
 	                              ARRAY_SIZE(dev_members),
 	                              DO_STR,
-	                              DO_XID + 1 };
+	                              DO_MIG + 1 };
 const struct mtable rec_proc_table = {
 	"struct gpu_proc", sizeof(struct gpu_proc), proc_members, ARRAY_SIZE(proc_members), PO_STR,
 	PO_STR + 1
@@ -272,6 +275,22 @@ xid_equal(const struct xid_count *a, uint64_t na, const struct xid_count *b, uin
 }
 
 static bool
+nvlink_equal(const struct nvlink_link *a, uint64_t na, const struct nvlink_link *b, uint64_t nb)
+{
+	if (na != nb || na > GPU_MAX_NVLINK)
+		return false;
+	for (unsigned i = 0; i < na; i++) {
+		if (a[i].present != b[i].present || a[i].active != b[i].active ||
+		    a[i].version != b[i].version || a[i].valid != b[i].valid)
+			return false;
+		for (unsigned k = 0; k < NL__COUNT; k++)
+			if ((a[i].valid >> k & 1) && a[i].v[k] != b[i].v[k])
+				return false;
+	}
+	return true;
+}
+
+static bool
 notes_equal(const struct gpu_snapshot *a, const struct gpu_snapshot *b)
 {
 	if (a->nr_note != b->nr_note)
@@ -339,6 +358,8 @@ rec_member_equal(const struct member *m, const void *a, const void *b)
 		return levels_equal(pa, pb);
 	case MK_XID:
 		return xid_equal(pa, na, pb, nb);
+	case MK_NVLINK:
+		return nvlink_equal(pa, na, pb, nb);
 	case MK_NOTES:
 		return notes_equal(a, b);
 	case MK_DEVS:

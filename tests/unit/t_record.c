@@ -1146,14 +1146,14 @@ test_refuse(void)
 
 		char version = buf[8];
 
-		ok(version == 2, "refuse: a new file is of format version 2 (%d)", version);
-		buf[8] = 3;
+		ok(version == 3, "refuse: a new file is of format version 3 (%d)", version);
+		buf[8] = 4;
 		write_bytes(path, buf, hlen);
 		err_clear(&err);
-		ok(rec_writer_open(path, &o, &w, &err) == E_VERSION, "refuse: format version 3: %s",
+		ok(rec_writer_open(path, &o, &w, &err) == E_VERSION, "refuse: format version 4: %s",
 		   err.msg);
 		err_clear(&err);
-		ok(rec_reader_open(path, &r, &err) == E_VERSION, "refuse: reading version 3: %s",
+		ok(rec_reader_open(path, &r, &err) == E_VERSION, "refuse: reading version 4: %s",
 		   err.msg);
 		buf[8] = version;
 		buf[20] ^= 1; /* in the note */

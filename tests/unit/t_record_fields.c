@@ -33,7 +33,18 @@
 
 /* --- the members, as this test knows them ------------------------------------- */
 
-enum kind { K_INT, K_STR, K_OSTR, K_RUNTIME, K_ENGINES, K_LEVELS, K_XID, K_FIELDS, K_OTHER };
+enum kind {
+	K_INT,
+	K_STR,
+	K_OSTR,
+	K_RUNTIME,
+	K_ENGINES,
+	K_LEVELS,
+	K_XID,
+	K_NVLINK,
+	K_FIELDS,
+	K_OTHER
+};
 
 struct mem {
 	const char *name;
@@ -105,6 +116,36 @@ SET_INT(struct gpu_device, pci_valid, false, true)
 SET_INT(struct gpu_device, xid_watched, false, true)
 SET_INT(struct gpu_device, backend, 1, 2)
 SET_INT(struct gpu_device, handle, 7, 9)
+SET_INT(struct gpu_device, is_mig, false, true)
+SET_INT(struct gpu_device, mig_parent, 0, 1)
+SET_INT(struct gpu_device, mig_gi, 1, 7)
+SET_INT(struct gpu_device, mig_ci, 0, 3)
+SET_STR(struct gpu_device, mig_profile)
+SET_STR(struct gpu_device, alloc_namespace)
+SET_STR(struct gpu_device, alloc_pod)
+SET_STR(struct gpu_device, alloc_container)
+
+/* NVLink: 4 links, counters near 2^40 that grow; another value has 6 links, one down, other counts
+ */
+static void
+set_nvlink(void *o, unsigned v)
+{
+	struct gpu_device *d = o;
+
+	memset(d->nvlink, 0, sizeof(d->nvlink));
+	d->nr_nvlink = 4 + 2 * v;
+	for (unsigned i = 0; i < d->nr_nvlink; i++) {
+		struct nvlink_link *l = &d->nvlink[i];
+
+		l->present = true;
+		l->active = !(v && i == 1);
+		l->version = 4;
+		l->valid = v ? 0x3f : 0x33;
+		for (unsigned k = 0; k < NL__COUNT; k++)
+			if (l->valid >> k & 1)
+				l->v[k] = (1ull << 40) + 1000 * i + k + 77 * v;
+	}
+}
 
 static void
 set_engine(void *o, unsigned v)
@@ -195,6 +236,16 @@ static const struct mem dev_mem[] = {
 	{ DEV(xid_watched), K_INT, set_xid_watched },
 	{ DEV(backend), K_INT, set_backend },
 	{ DEV(handle), K_INT, set_handle },
+	{ DEV(nvlink), K_NVLINK, set_nvlink },
+	{ DEV(nr_nvlink), K_OTHER, NULL }, /* with nvlink */
+	{ DEV(is_mig), K_INT, set_is_mig },
+	{ DEV(mig_parent), K_INT, set_mig_parent },
+	{ DEV(mig_gi), K_INT, set_mig_gi },
+	{ DEV(mig_ci), K_INT, set_mig_ci },
+	{ DEV(mig_profile), K_STR, set_mig_profile },
+	{ DEV(alloc_namespace), K_STR, set_alloc_namespace },
+	{ DEV(alloc_pod), K_STR, set_alloc_pod },
+	{ DEV(alloc_container), K_STR, set_alloc_container },
 };
 
 SET_INT(struct gpu_proc, dev, 1, 0)
@@ -219,6 +270,12 @@ SET_OSTR(cmdline)
 SET_OSTR(container)
 SET_OSTR(pod)
 SET_OSTR(cgroup)
+SET_OSTR(pod_name)
+SET_OSTR(pod_namespace)
+SET_OSTR(container_name)
+SET_OSTR(slurm_job)
+SET_OSTR(slurm_step)
+SET_OSTR(slurm_user)
 
 static void
 set_container_runtime(void *o, unsigned v)
@@ -254,6 +311,12 @@ static const struct mem proc_mem[] = {
 	{ PROC(container_runtime), K_RUNTIME, set_container_runtime },
 	{ PROC(pod), K_OSTR, pset_pod },
 	{ PROC(cgroup), K_OSTR, pset_cgroup },
+	{ PROC(pod_name), K_OSTR, pset_pod_name },
+	{ PROC(pod_namespace), K_OSTR, pset_pod_namespace },
+	{ PROC(container_name), K_OSTR, pset_container_name },
+	{ PROC(slurm_job), K_OSTR, pset_slurm_job },
+	{ PROC(slurm_step), K_OSTR, pset_slurm_step },
+	{ PROC(slurm_user), K_OSTR, pset_slurm_user },
 	{ PROC(start_ticks), K_INT, set_start_ticks },
 	{ PROC(gpu_denied), K_INT, set_gpu_denied },
 	{ PROC(engine), K_ENGINES, set_proc_engine },
@@ -365,6 +428,12 @@ mem_same(const struct mem *m, const void *got, const void *want, bool proc)
 
 		return x->nr_xid == y->nr_xid &&
 		       !memcmp(x->xid, y->xid, x->nr_xid * sizeof(x->xid[0]));
+	}
+	case K_NVLINK: {
+		const struct gpu_device *x = got, *y = want;
+
+		return x->nr_nvlink == y->nr_nvlink &&
+		       !memcmp(x->nvlink, y->nvlink, x->nr_nvlink * sizeof(x->nvlink[0]));
 	}
 	case K_FIELDS:
 	case K_OTHER:
