@@ -132,6 +132,7 @@ struct gpu_device {
 	struct xid_count xid[GPU_MAX_XID];
 	unsigned nr_xid;
 	bool xid_watched;
+	uint32_t xid_last; /* the code of the newest Xid seen; 0 = none yet */
 
 	/* NVLink, link by link (nr_nvlink: links NVML answered for, 0: none) */
 	struct nvlink_link nvlink[GPU_MAX_NVLINK];
@@ -144,6 +145,7 @@ struct gpu_device {
 	 * index within its parent (as nvidia-smi's "MIG dev").
 	 */
 	bool is_mig;
+	unsigned mig_sm_count; /* multiprocessors of a MIG device; 0 = unknown */
 	unsigned mig_parent;
 	unsigned mig_gi, mig_ci; /* GPU instance and compute instance ids */
 	char mig_profile[32];    /* "1g.10gb", "" = unknown */
@@ -257,8 +259,15 @@ struct gpu_device *gpu_snapshot_add_dev(struct gpu_snapshot *s);
 struct gpu_proc *gpu_snapshot_add_proc(struct gpu_snapshot *s);
 void gpu_snapshot_note(struct gpu_snapshot *s, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
-/* How many devices of s (NULL: none) are the vendor's. */
+/* How many GPUs of s (NULL: none) are the vendor's; MIG devices are not counted. */
 size_t gpu_snapshot_count(const struct gpu_snapshot *s, enum gpu_vendor vendor);
+
+/*
+ * Leave only whole GPUs in s, for what reasons about GPUs (doctor): its MIG
+ * devices are taken out, and their processes go back to their GPUs, with
+ * their instance ids.
+ */
+void gpu_snapshot_fold_mig(struct gpu_snapshot *s);
 
 /* Sort processes by device, then pid. */
 void gpu_snapshot_sort_procs(struct gpu_snapshot *s);
@@ -311,15 +320,18 @@ proc_set(struct gpu_proc *p, enum proc_field f, double v)
 
 /*
  * Whether d is the GPU that id names: an index ("3"), a UUID or a prefix of
- * one ("GPU-5d2c"; *ambiguous_prefix set when it is not the whole UUID), or
- * a PCI bus id in any common spelling ("0000:3b:00.0", "3B:00.0").
+ * one ("GPU-5d2c", "MIG-1a2b"; *ambiguous_prefix set when it is not the whole
+ * UUID), or a PCI bus id in any common spelling ("0000:3b:00.0", "3B:00.0").
+ * A MIG device matches its UUID only: index and bus id are its GPU's.
  */
 bool gpu_match_id(const struct gpu_device *d, const char *id, bool *ambiguous_prefix);
 
 /*
  * Set selected[i] for the devices of dev[0..nr) that ids names, a comma-
- * separated list of ids as above (NULL or "": all of them). Returns 0, or
- * E_USAGE naming the first id that matches no GPU, or several.
+ * separated list of ids as above or "G:M", MIG device M of GPU G (NULL or
+ * "": all of them). A MIG device selected selects its GPU, and a GPU named
+ * its MIG devices. Returns 0, or E_USAGE naming the first id that matches
+ * no GPU, or several.
  */
 struct err;
 int gpu_select(const struct gpu_device *dev, size_t nr, const char *ids, bool *selected,

@@ -33,7 +33,7 @@
  * update the size here.
  */
 #if defined(__x86_64__) || defined(__aarch64__)
-_Static_assert(sizeof(struct gpu_device) == 4216,
+_Static_assert(sizeof(struct gpu_device) == 4224,
                "struct gpu_device changed: add the new member to dev_members[] in "
                "src/record/snapshot.c, then update this size");
 _Static_assert(sizeof(struct gpu_proc) == 264,
@@ -64,7 +64,8 @@ enum {
 	DO_PRIVATE,
 	DO_XID,
 	DO_NVLINK,
-	DO_MIG
+	DO_MIG,
+	DO_XID_LAST
 };
 
 static const struct member dev_members[] = {
@@ -112,9 +113,11 @@ static const struct member dev_members[] = {
 	{ D(nvlink), N(struct gpu_device, nr_nvlink), .kind = MK_NVLINK, .part = DO_NVLINK,
 	  .since = 3 },
 	{ D(is_mig), .kind = MK_BOOL, .part = DO_MIG, .since = 3 },
+	{ D(mig_sm_count), UINT(UINT_MAX), .part = DO_MIG, .since = 3 },
 	{ D(mig_parent), UINT(MAX_DEV - 1), .part = DO_MIG, .since = 3 },
 	{ D(mig_gi), UINT(UINT_MAX), .part = DO_MIG, .since = 3 },
 	{ D(mig_ci), UINT(UINT_MAX), .part = DO_MIG, .since = 3 },
+	{ D(xid_last), UINT(UINT32_MAX), .part = DO_XID_LAST, .since = 3 },
 	/* strings of format 3: after those of format 1, so that the bits of old files stay */
 	{ D(mig_profile), .kind = MK_STR, .part = DO_STR, .since = 3 },
 	{ D(alloc_namespace), .kind = MK_STR, .part = DO_STR, .since = 3 },
@@ -180,7 +183,7 @@ const struct mtable rec_dev_table = { "struct gpu_device",
 	                              dev_members,
 	                              ARRAY_SIZE(dev_members),
 	                              DO_STR,
-	                              DO_MIG + 1 };
+	                              DO_XID_LAST + 1 };
 const struct mtable rec_proc_table = {
 	"struct gpu_proc", sizeof(struct gpu_proc), proc_members, ARRAY_SIZE(proc_members), PO_STR,
 	PO_STR + 1

@@ -118,6 +118,8 @@ SET_INT(struct gpu_device, backend, 1, 2)
 SET_INT(struct gpu_device, handle, 7, 9)
 SET_INT(struct gpu_device, is_mig, false, true)
 SET_INT(struct gpu_device, mig_parent, 0, 1)
+SET_INT(struct gpu_device, mig_sm_count, 16, 66)
+SET_INT(struct gpu_device, xid_last, 0, 79)
 SET_INT(struct gpu_device, mig_gi, 1, 7)
 SET_INT(struct gpu_device, mig_ci, 0, 3)
 SET_STR(struct gpu_device, mig_profile)
@@ -240,6 +242,8 @@ static const struct mem dev_mem[] = {
 	{ DEV(nr_nvlink), K_OTHER, NULL }, /* with nvlink */
 	{ DEV(is_mig), K_INT, set_is_mig },
 	{ DEV(mig_parent), K_INT, set_mig_parent },
+	{ DEV(mig_sm_count), K_INT, set_mig_sm_count },
+	{ DEV(xid_last), K_INT, set_xid_last },
 	{ DEV(mig_gi), K_INT, set_mig_gi },
 	{ DEV(mig_ci), K_INT, set_mig_ci },
 	{ DEV(mig_profile), K_STR, set_mig_profile },
