@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <link.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -92,6 +93,11 @@ struct nvml_sym {
 	nvmlReturn_t (*display_mode)(nvmlDevice_t, nvmlEnableState_t *);
 	nvmlReturn_t (*display_active)(nvmlDevice_t, nvmlEnableState_t *);
 	nvmlReturn_t (*mig_mode)(nvmlDevice_t, unsigned *, unsigned *);
+	nvmlReturn_t (*mig_max)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*mig_handle)(nvmlDevice_t, unsigned, nvmlDevice_t *);
+	nvmlReturn_t (*gpu_instance_id)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*compute_instance_id)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*attributes)(nvmlDevice_t, nvmlDeviceAttributes_t *);
 	nvmlReturn_t (*ecc_mode)(nvmlDevice_t, nvmlEnableState_t *, nvmlEnableState_t *);
 	nvmlReturn_t (*ecc_total)(nvmlDevice_t, nvmlMemoryErrorType_t, nvmlEccCounterType_t,
 	                          unsigned long long *);
@@ -111,6 +117,16 @@ struct nvml_sym {
 	nvmlReturn_t (*nvlink_state)(nvmlDevice_t, unsigned, nvmlEnableState_t *);
 	nvmlReturn_t (*nvlink_remote_pci)(nvmlDevice_t, unsigned, nvmlPciInfo_t *);
 	nvmlReturn_t (*nvlink_remote_type)(nvmlDevice_t, unsigned, nvmlIntNvLinkDeviceType_t *);
+	nvmlReturn_t (*nvlink_version)(nvmlDevice_t, unsigned, unsigned *);
+	nvmlReturn_t (*nvlink_errors)(nvmlDevice_t, unsigned, nvmlNvLinkErrorCounter_t,
+	                              unsigned long long *);
+	nvmlReturn_t (*pcie_throughput)(nvmlDevice_t, nvmlPcieUtilCounter_t, unsigned *);
+	nvmlReturn_t (*violation)(nvmlDevice_t, nvmlPerfPolicyType_t, nvmlViolationTime_t *);
+	nvmlReturn_t (*gpm_support)(nvmlDevice_t, nvmlGpmSupport_t *);
+	nvmlReturn_t (*gpm_alloc)(nvmlGpmSample_t *);
+	nvmlReturn_t (*gpm_free)(nvmlGpmSample_t);
+	nvmlReturn_t (*gpm_sample)(nvmlDevice_t, nvmlGpmSample_t);
+	nvmlReturn_t (*gpm_metrics)(nvmlGpmMetricsGet_t *);
 	void *detail_list;      /* only its presence matters */
 	void *cc_mem_size_info; /* only its presence matters */
 	const char *(*fake_scenario)(void);
@@ -187,6 +203,12 @@ static const struct sym_row sym_rows[] = {
 	SYM(display_mode, "nvmlDeviceGetDisplayMode"),
 	SYM(display_active, "nvmlDeviceGetDisplayActive"),
 	SYM(mig_mode, "nvmlDeviceGetMigMode"),
+	SYM(mig_max, "nvmlDeviceGetMaxMigDeviceCount"),
+	SYM(mig_handle, "nvmlDeviceGetMigDeviceHandleByIndex"),
+	SYM(gpu_instance_id, "nvmlDeviceGetGpuInstanceId"),
+	SYM(compute_instance_id, "nvmlDeviceGetComputeInstanceId"),
+	/* the plain name is nvml.h's alias of _v2: the same struct */
+	SYM(attributes, "nvmlDeviceGetAttributes_v2", "nvmlDeviceGetAttributes"),
 	SYM(ecc_mode, "nvmlDeviceGetEccMode"),
 	SYM(ecc_total, "nvmlDeviceGetTotalEccErrors"),
 	SYM(retired_pages, "nvmlDeviceGetRetiredPages"),
@@ -212,6 +234,15 @@ static const struct sym_row sym_rows[] = {
 	SYM(nvlink_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2",
 	    "nvmlDeviceGetNvLinkRemotePciInfo"),
 	SYM(nvlink_remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType"),
+	SYM(nvlink_version, "nvmlDeviceGetNvLinkVersion"),
+	SYM(nvlink_errors, "nvmlDeviceGetNvLinkErrorCounter"),
+	SYM(pcie_throughput, "nvmlDeviceGetPcieThroughput"),
+	SYM(violation, "nvmlDeviceGetViolationStatus"),
+	SYM(gpm_support, "nvmlGpmQueryDeviceSupport"),
+	SYM(gpm_alloc, "nvmlGpmSampleAlloc"),
+	SYM(gpm_free, "nvmlGpmSampleFree"),
+	SYM(gpm_sample, "nvmlGpmSampleGet"),
+	SYM(gpm_metrics, "nvmlGpmMetricsGet"),
 	SYM(detail_list, "nvmlDeviceGetRunningProcessDetailList"),
 	SYM(cc_mem_size_info, "nvmlDeviceGetConfComputeMemSizeInfo"),
 	SYM(fake_scenario, "gpuscope_fake_nvml_scenario"),
@@ -267,15 +298,44 @@ enum nv_call {
 	NC__COUNT
 };
 
+/* the GPM metrics gpuscope reads (gpm_metrics[] below) */
+#define NV_GPM_NR 12
+
+/*
+ * A device's GPM state: two samples, used in turn, so that each read takes
+ * one and gets the metrics of the time since the one before.
+ */
+struct nvml_gpm {
+	bool on;              /* the device has GPM and both samples are allocated */
+	nvmlGpmSample_t s[2]; /* the latest taken is s[cur] */
+	unsigned cur;
+	double t;                /* clock_mono() when s[cur] was taken; 0: none taken yet */
+	double val[NV_GPM_NR];   /* the metrics of the last interval long enough */
+	unsigned valid;          /* bit i: val[i] was computed */
+	nvmlGpmMetricsGet_t *mg; /* the request, 19 KB: not on a worker's stack */
+};
+
 struct nvml_dev {
 	nvmlDevice_t h;
+	bool mig;                /* a MIG device (its processes are in its GPU's lists) */
 	uint64_t nosup;          /* bit (1 << enum nv_call): answered NOT_SUPPORTED before */
 	unsigned proc_stride[3]; /* bytes per entry of each process list; 0 = not yet known */
 	double mem_total;        /* for sanity checks of process entries */
+	/* NVLink, PCIe throughput and violation counters (read_links, read_counters) */
+	bool no_nvlink;         /* no link answered: NVLink calls are not made again */
+	uint32_t link_absent;   /* bit (1 << link): NOT_SUPPORTED or INVALID_ARGUMENT */
+	uint32_t link_nosup[3]; /* bit (1 << link): version, error counters, throughput */
+	unsigned link_version[GPU_MAX_NVLINK]; /* 0: not read yet */
+	bool pcie_tput_nosup;
+	double pcie_next;        /* clock_mono() of the next throughput call; 0: first read */
+	double pcie_tx, pcie_rx; /* its last answer, bytes per second; NAN: none */
+	unsigned viol_nosup;     /* bit i: row i of read_counters' table */
 	/* Xid errors seen by the event thread; under nvml.ev.mu */
 	bool xid_watched; /* registered for Xid events (set at scan, before the thread) */
 	struct xid_count xid[GPU_MAX_XID];
 	unsigned nr_xid;
+	uint32_t xid_last;
+	struct nvml_gpm gpm;
 };
 _Static_assert(NC__COUNT <= 64, "nosup bits");
 
@@ -509,6 +569,7 @@ init_error(struct nvml *nv, nvmlReturn_t r, struct err *err)
 #define EV_CLOSE_GRACE 1.0  /* seconds close waits for a thread inside the driver */
 
 static void nvml_destroy(struct nvml *nv);
+static void gpm_close(struct nvml *nv, struct nvml_dev *nd);
 
 /*
  * Count one event of the event thread: an Xid of a device we registered.
@@ -537,6 +598,7 @@ xid_add(struct nvml *nv, const nvmlEventData_t *e)
 	else if (k == nd->nr_xid)
 		k = GPU_MAX_XID - 1;
 	nd->xid[k].count++;
+	nd->xid_last = code;
 	pthread_mutex_unlock(&nv->ev.mu);
 }
 
@@ -603,8 +665,10 @@ events_start(struct nvml *nv)
 	for (unsigned i = 0; i < nv->nr_dev; i++) {
 		struct nvml_dev *nd = &nv->dev[i];
 
-		nd->xid_watched = nd->h && s->register_events(nd->h, nvmlEventTypeXidCriticalError,
-		                                              nv->ev.set) == NVML_SUCCESS;
+		/* a MIG device's Xid errors are its GPU's */
+		nd->xid_watched = nd->h && !nd->mig &&
+		                  s->register_events(nd->h, nvmlEventTypeXidCriticalError,
+		                                     nv->ev.set) == NVML_SUCCESS;
 		any |= nd->xid_watched;
 	}
 	if (any) {
@@ -671,6 +735,7 @@ events_copy(struct nvml *nv, const struct nvml_dev *nd, struct gpu_device *dev)
 	dev->xid_watched = true;
 	dev->nr_xid = nd->nr_xid;
 	memcpy(dev->xid, nd->xid, sizeof(dev->xid));
+	dev->xid_last = nd->xid_last;
 	pthread_mutex_unlock(&nv->ev.mu);
 }
 
@@ -782,6 +847,8 @@ nvml_destroy(struct nvml *nv)
 		pthread_cond_destroy(&nv->ev.cv);
 		pthread_mutex_destroy(&nv->ev.mu);
 	}
+	for (unsigned i = 0; i < nv->nr_dev; i++)
+		gpm_close(nv, &nv->dev[i]);
 	if (nv->s.shutdown && !shutdown_bounded(nv->s.shutdown, nv->cfg->timeout))
 		nv->dl = NULL; /* still in use by the thread in nvmlShutdown */
 	if (nv->dl)
@@ -1168,6 +1235,371 @@ read_ecc(struct rd *rd)
 	}
 }
 
+/* ---- GPM: profiling metrics of Hopper and later ---- */
+
+/*
+ * Samples closer than this keep the metrics of the interval before: over a
+ * few milliseconds the counters say little (the default window is 0.1 s).
+ */
+#define GPM_MIN_INTERVAL 0.05
+
+static const struct {
+	unsigned id;
+	enum gpu_field field;
+	double scale; /* NVML's unit to the field's */
+	bool percent;
+} gpm_metrics[NV_GPM_NR] = {
+	{ NVML_GPM_METRIC_GRAPHICS_UTIL, GF_PROF_GR_ACTIVE, 1, true },
+	{ NVML_GPM_METRIC_SM_UTIL, GF_PROF_SM_ACTIVE, 1, true },
+	{ NVML_GPM_METRIC_SM_OCCUPANCY, GF_PROF_SM_OCCUPANCY, 1, true },
+	{ NVML_GPM_METRIC_ANY_TENSOR_UTIL, GF_PROF_TENSOR_ACTIVE, 1, true },
+	{ NVML_GPM_METRIC_DRAM_BW_UTIL, GF_PROF_DRAM_ACTIVE, 1, true },
+	{ NVML_GPM_METRIC_FP64_UTIL, GF_PROF_FP64_ACTIVE, 1, true },
+	{ NVML_GPM_METRIC_FP32_UTIL, GF_PROF_FP32_ACTIVE, 1, true },
+	{ NVML_GPM_METRIC_FP16_UTIL, GF_PROF_FP16_ACTIVE, 1, true },
+	/* the rates come in MiB/s */
+	{ NVML_GPM_METRIC_PCIE_TX_PER_SEC, GF_PROF_PCIE_TX_RATE, 1048576, false },
+	{ NVML_GPM_METRIC_PCIE_RX_PER_SEC, GF_PROF_PCIE_RX_RATE, 1048576, false },
+	{ NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC, GF_PROF_NVLINK_TX_RATE, 1048576, false },
+	{ NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC, GF_PROF_NVLINK_RX_RATE, 1048576, false },
+};
+
+/* At scan: a device that has GPM gets its two samples. Anything else leaves it off. */
+static void
+gpm_open(struct rd *rd)
+{
+	struct nvml_sym *s = &rd->nv->s;
+	struct nvml_gpm *g = &rd->nd->gpm;
+	nvmlGpmSupport_t sup;
+
+	if (rd->nd->mig || rd->lost || !s->gpm_support || !s->gpm_alloc || !s->gpm_free ||
+	    !s->gpm_sample || !s->gpm_metrics)
+		return;
+	memset(&sup, 0, sizeof(sup));
+	sup.version = NVML_GPM_SUPPORT_VERSION;
+	if (!got(rd, NC_NONE, s->gpm_support(rd->nd->h, &sup)) || !sup.isSupportedDevice)
+		return;
+	if (s->gpm_alloc(&g->s[0]) != NVML_SUCCESS) {
+		g->s[0] = NULL;
+		return;
+	}
+	if (s->gpm_alloc(&g->s[1]) != NVML_SUCCESS) {
+		s->gpm_free(g->s[0]);
+		g->s[0] = g->s[1] = NULL;
+		return;
+	}
+	g->mg = xcalloc(1, sizeof(*g->mg));
+	g->on = true;
+}
+
+static void
+gpm_close(struct nvml *nv, struct nvml_dev *nd)
+{
+	for (unsigned i = 0; i < 2; i++)
+		if (nd->gpm.s[i])
+			nv->s.gpm_free(nd->gpm.s[i]);
+	free(nd->gpm.mg);
+	memset(&nd->gpm, 0, sizeof(nd->gpm));
+}
+
+/* The metrics between samples a and b into g->val; false when the call failed. */
+static bool
+gpm_compute(struct rd *rd, nvmlGpmSample_t a, nvmlGpmSample_t b)
+{
+	struct nvml_gpm *g = &rd->nd->gpm;
+	nvmlGpmMetricsGet_t *mg = g->mg;
+
+	memset(mg, 0, sizeof(*mg));
+	mg->version = NVML_GPM_METRICS_GET_VERSION;
+	mg->numMetrics = NV_GPM_NR;
+	mg->sample1 = a;
+	mg->sample2 = b;
+	for (unsigned i = 0; i < NV_GPM_NR; i++)
+		mg->metrics[i].metricId = gpm_metrics[i].id;
+	g->valid = 0;
+	if (!got(rd, NC_NONE, rd->nv->s.gpm_metrics(mg)))
+		return false;
+	for (unsigned i = 0; i < NV_GPM_NR; i++) {
+		double v = mg->metrics[i].value;
+
+		if (mg->metrics[i].nvmlReturn != NVML_SUCCESS || !isfinite(v) || v < 0 ||
+		    (gpm_metrics[i].percent && v > 100.5))
+			continue;
+		if (gpm_metrics[i].percent && v > 100)
+			v = 100; /* rounding of the two counters */
+		g->val[i] = v * gpm_metrics[i].scale;
+		g->valid |= 1u << i;
+	}
+	return true;
+}
+
+/*
+ * Take a sample and publish the metrics since the previous one. The first
+ * read has no previous sample: the fields stay unknown until the next one.
+ */
+static void
+read_gpm(struct rd *rd)
+{
+	struct nvml_gpm *g = &rd->nd->gpm;
+	unsigned next = g->cur ^ 1;
+	double now;
+
+	if (!g->on || rd->lost)
+		return;
+	now = clock_mono();
+	if (g->t == 0 || now - g->t >= GPM_MIN_INTERVAL) {
+		if (!got(rd, NC_NONE, rd->nv->s.gpm_sample(rd->nd->h, g->s[next])) ||
+		    (g->t > 0 && !gpm_compute(rd, g->s[g->cur], g->s[next]))) {
+			g->t = 0; /* start again from the next sample */
+			g->valid = 0;
+			return;
+		}
+		g->cur = next;
+		g->t = now;
+	}
+	for (unsigned i = 0; i < NV_GPM_NR; i++)
+		if (g->valid >> i & 1)
+			dev_set(rd->dev, gpm_metrics[i].field, g->val[i]);
+}
+
+static bool
+nvml_wants_window(struct backend *be)
+{
+	struct nvml *nv = container_of(be, struct nvml, base);
+
+	for (unsigned i = 0; i < nv->nr_dev; i++)
+		if (nv->dev[i].gpm.on)
+			return true;
+	return false;
+}
+
+/*
+ * got() for a call whose NOT_SUPPORTED answer is remembered in a bit of our
+ * own: *mask |= bit.
+ */
+static bool
+got_bit(struct rd *rd, nvmlReturn_t r, uint32_t *mask, uint32_t bit)
+{
+	if (r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_FUNCTION_NOT_FOUND)
+		*mask |= bit;
+	return got(rd, NC_NONE, r);
+}
+
+/*
+ * PCIe throughput: NVML samples the link for 20 ms in each call, 40 ms a
+ * device for both directions, which a one-shot status must not pay (nor a
+ * 0.5 s refresh). So not at a device's first read, and then at most every
+ * PCIE_TPUT_EVERY seconds, the last answer standing in between.
+ */
+#define PCIE_TPUT_EVERY 2.0
+
+static void
+read_pcie_throughput(struct rd *rd)
+{
+	struct nvml_sym *s = &rd->nv->s;
+	struct nvml_dev *nd = rd->nd;
+	double now = clock_mono();
+	uint32_t nosup = 0;
+	unsigned tx, rx;
+
+	if (!can(rd, s->pcie_throughput, NC_NONE) || nd->pcie_tput_nosup)
+		return;
+	if (!nd->pcie_next) {
+		nd->pcie_next = now + PCIE_TPUT_EVERY;
+		nd->pcie_tx = nd->pcie_rx = NAN;
+		return;
+	}
+	if (now >= nd->pcie_next) {
+		nd->pcie_next = now + PCIE_TPUT_EVERY;
+		nd->pcie_tx = nd->pcie_rx = NAN;
+		if (got_bit(rd, s->pcie_throughput(nd->h, NVML_PCIE_UTIL_TX_BYTES, &tx), &nosup,
+		            1) &&
+		    got_bit(rd, s->pcie_throughput(nd->h, NVML_PCIE_UTIL_RX_BYTES, &rx), &nosup,
+		            1)) {
+			nd->pcie_tx = (double)tx * 1024;
+			nd->pcie_rx = (double)rx * 1024;
+		}
+		nd->pcie_tput_nosup = nosup != 0;
+	}
+	if (!isnan(nd->pcie_tx)) {
+		dev_set(rd->dev, GF_PCIE_TX_RATE, nd->pcie_tx);
+		dev_set(rd->dev, GF_PCIE_RX_RATE, nd->pcie_rx);
+	}
+}
+
+/* The violation counters (ns since the driver loaded), and PCIe throughput. */
+static void
+read_counters(struct rd *rd)
+{
+	static const struct {
+		nvmlPerfPolicyType_t policy;
+		enum gpu_field f;
+	} viol[] = {
+		{ NVML_PERF_POLICY_POWER, GF_VIOL_POWER },
+		{ NVML_PERF_POLICY_THERMAL, GF_VIOL_THERMAL },
+		{ NVML_PERF_POLICY_SYNC_BOOST, GF_VIOL_SYNC_BOOST },
+		{ NVML_PERF_POLICY_BOARD_LIMIT, GF_VIOL_BOARD_LIMIT },
+		{ NVML_PERF_POLICY_LOW_UTILIZATION, GF_VIOL_LOW_UTIL },
+		{ NVML_PERF_POLICY_RELIABILITY, GF_VIOL_RELIABILITY },
+		{ NVML_PERF_POLICY_TOTAL_APP_CLOCKS, GF_VIOL_APP_CLOCKS },
+		{ NVML_PERF_POLICY_TOTAL_BASE_CLOCKS, GF_VIOL_BASE_CLOCKS },
+	};
+	struct nvml_sym *s = &rd->nv->s;
+	struct nvml_dev *nd = rd->nd;
+
+	read_pcie_throughput(rd);
+	for (unsigned i = 0; i < ARRAY_SIZE(viol); i++) {
+		nvmlViolationTime_t vt;
+		uint32_t nosup = 0;
+
+		if (!can(rd, s->violation, NC_NONE) || (nd->viol_nosup >> i & 1))
+			continue;
+		memset(&vt, 0, sizeof(vt));
+		if (got_bit(rd, s->violation(nd->h, viol[i].policy, &vt), &nosup, 1))
+			dev_set(rd->dev, viol[i].f, (double)vt.violationTime * 1e-9);
+		nd->viol_nosup |= nosup << i;
+	}
+}
+
+/* An unsigned value of nvmlDeviceGetFieldValues; false when it has none. */
+static bool
+field_u64(const nvmlFieldValue_t *fv, uint64_t *out)
+{
+	if (fv->nvmlReturn != NVML_SUCCESS)
+		return false;
+	switch (fv->valueType) {
+	case NVML_VALUE_TYPE_UNSIGNED_INT:
+		*out = fv->value.uiVal;
+		return true;
+	case NVML_VALUE_TYPE_UNSIGNED_LONG:
+		*out = fv->value.ulVal;
+		return true;
+	case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+		*out = fv->value.ullVal;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * NVLink link by link: state, version (once), the four data-link error
+ * counters, and the data sent and received (one nvmlDeviceGetFieldValues
+ * call for all links); then the totals. Links NVML answers NOT_SUPPORTED or
+ * INVALID_ARGUMENT for are not there and are not asked again. Per present
+ * link it is 5 calls a read (some µs each on a driver), 90 on 18 links.
+ */
+static void
+read_links(struct rd *rd)
+{
+	static const struct {
+		nvmlNvLinkErrorCounter_t counter;
+		enum nvlink_stat stat;
+	} errs[] = {
+		{ NVML_NVLINK_ERROR_DL_CRC_FLIT, NL_CRC_FLIT },
+		{ NVML_NVLINK_ERROR_DL_CRC_DATA, NL_CRC_DATA },
+		{ NVML_NVLINK_ERROR_DL_REPLAY, NL_REPLAY },
+		{ NVML_NVLINK_ERROR_DL_RECOVERY, NL_RECOVERY },
+	};
+	static const enum gpu_field totals[NL__COUNT] = {
+		[NL_TX_BYTES] = GF_NVLINK_TX_BYTES, [NL_RX_BYTES] = GF_NVLINK_RX_BYTES,
+		[NL_CRC_FLIT] = GF_NVLINK_CRC_FLIT, [NL_CRC_DATA] = GF_NVLINK_CRC_DATA,
+		[NL_REPLAY] = GF_NVLINK_REPLAY,     [NL_RECOVERY] = GF_NVLINK_RECOVERY,
+	};
+	struct nvml_sym *s = &rd->nv->s;
+	struct nvml_dev *nd = rd->nd;
+	struct gpu_device *d = rd->dev;
+	nvmlFieldValue_t fv[2 * GPU_MAX_NVLINK];
+	unsigned nr_fv = 0, active = 0;
+	double sum[NL__COUNT] = { 0 };
+	unsigned have = ~0u;
+
+	memset(d->nvlink, 0, sizeof(d->nvlink));
+	d->nr_nvlink = 0;
+	if (!can(rd, s->nvlink_state, NC_NONE) || nd->no_nvlink)
+		return;
+	for (unsigned link = 0; link < GPU_MAX_NVLINK && !rd->lost; link++) {
+		struct nvlink_link *l = &d->nvlink[link];
+		nvmlEnableState_t on = NVML_FEATURE_DISABLED;
+		uint32_t bit = (uint32_t)1 << link;
+		nvmlReturn_t r;
+
+		if (nd->link_absent & bit)
+			continue;
+		r = s->nvlink_state(nd->h, link, &on);
+		if (r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_INVALID_ARGUMENT)
+			nd->link_absent |= bit;
+		if (!got(rd, NC_NONE, r))
+			continue;
+		l->present = true;
+		l->active = on == NVML_FEATURE_ENABLED;
+		d->nr_nvlink = link + 1;
+		active += l->active;
+		if (!nd->link_version[link] && can(rd, s->nvlink_version, NC_NONE) &&
+		    !(nd->link_nosup[0] & bit))
+			got_bit(rd, s->nvlink_version(nd->h, link, &nd->link_version[link]),
+			        &nd->link_nosup[0], bit);
+		l->version = nd->link_version[link];
+		for (size_t i = 0; i < ARRAY_SIZE(errs) && can(rd, s->nvlink_errors, NC_NONE) &&
+		                   !(nd->link_nosup[1] & bit);
+		     i++) {
+			unsigned long long n;
+
+			r = s->nvlink_errors(nd->h, link, errs[i].counter, &n);
+			if (r == NVML_ERROR_NOT_SUPPORTED)
+				continue; /* one counter the link lacks, not all */
+			if (got_bit(rd, r, &nd->link_nosup[1], bit)) {
+				l->v[errs[i].stat] = n;
+				l->valid |= 1u << errs[i].stat;
+			}
+		}
+		if (!(nd->link_nosup[2] & bit)) {
+			memset(&fv[nr_fv], 0, 2 * sizeof(fv[0]));
+			fv[nr_fv].fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX;
+			fv[nr_fv++].scopeId = link;
+			fv[nr_fv].fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX;
+			fv[nr_fv++].scopeId = link;
+		}
+	}
+	if (!d->nr_nvlink) {
+		nd->no_nvlink = nd->link_absent == ((uint32_t)1 << GPU_MAX_NVLINK) - 1;
+		return;
+	}
+	if (nr_fv && can(rd, s->field_values, NC_FIELDS) &&
+	    got(rd, NC_FIELDS, s->field_values(nd->h, (int)nr_fv, fv))) {
+		for (unsigned i = 0; i < nr_fv; i++) {
+			unsigned link = fv[i].scopeId;
+			enum nvlink_stat st = fv[i].fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX
+			                              ? NL_TX_BYTES
+			                              : NL_RX_BYTES;
+			uint64_t kib;
+
+			if (link >= GPU_MAX_NVLINK)
+				continue;
+			if (fv[i].nvmlReturn == NVML_ERROR_NOT_SUPPORTED)
+				nd->link_nosup[2] |= (uint32_t)1 << link;
+			if (!field_u64(&fv[i], &kib))
+				continue;
+			d->nvlink[link].v[st] = kib * 1024;
+			d->nvlink[link].valid |= 1u << st;
+		}
+	}
+	/* a total is known when every present link knows its part */
+	for (unsigned link = 0; link < d->nr_nvlink; link++) {
+		const struct nvlink_link *l = &d->nvlink[link];
+
+		if (!l->present)
+			continue;
+		have &= l->valid;
+		for (int st = 0; st < NL__COUNT; st++)
+			sum[st] += (double)l->v[st];
+	}
+	dev_set(d, GF_NVLINK_LINKS_ACTIVE, active);
+	for (int st = 0; st < NL__COUNT; st++)
+		if (have >> st & 1)
+			dev_set(d, totals[st], sum[st]);
+}
+
 static void
 read_dynamic(struct rd *rd)
 {
@@ -1205,17 +1637,26 @@ read_dynamic(struct rd *rd)
 	if (can(rd, s->ofa_util, NC_OFA) && got(rd, NC_OFA, s->ofa_util(rd->nd->h, &a, &b)) &&
 	    a <= 100)
 		dev_set(d, GF_UTIL_OFA, a);
-	RD_U(rd, temperature, NC_TEMP, GF_TEMP_GPU, 1, NVML_TEMPERATURE_GPU);
-	/* the plain call is deprecated in NVML 13; its successor takes a versioned struct */
-	if (!dev_has(d, GF_TEMP_GPU) && can(rd, s->temperature_v, NC_TEMP_V)) {
+	/*
+	 * The plain call is deprecated in NVML 13: its successor, with a
+	 * versioned struct, first; the plain one where the successor is absent,
+	 * NOT_SUPPORTED or of another struct version.
+	 */
+	if (can(rd, s->temperature_v, NC_TEMP_V)) {
 		nvmlTemperature_v1_t tv;
+		nvmlReturn_t r;
 
 		memset(&tv, 0, sizeof(tv));
 		tv.version = nvmlTemperature_v1;
 		tv.sensorType = NVML_TEMPERATURE_GPU;
-		if (got(rd, NC_TEMP_V, s->temperature_v(rd->nd->h, &tv)))
+		r = s->temperature_v(rd->nd->h, &tv);
+		if (r == NVML_ERROR_ARGUMENT_VERSION_MISMATCH)
+			r = NVML_ERROR_NOT_SUPPORTED;
+		if (got(rd, NC_TEMP_V, r))
 			dev_set(d, GF_TEMP_GPU, tv.temperature);
 	}
+	if (!dev_has(d, GF_TEMP_GPU))
+		RD_U(rd, temperature, NC_TEMP, GF_TEMP_GPU, 1, NVML_TEMPERATURE_GPU);
 	memset(&mt, 0, sizeof(mt));
 	mt.version = nvmlMarginTemperature_v1;
 	if (can(rd, s->margin_temp, NC_MARGIN) &&
@@ -1266,6 +1707,28 @@ read_dynamic(struct rd *rd)
 		dev_set(d, GF_ENC_SESSIONS, a);
 		dev_set(d, GF_ENC_FPS, b);
 		dev_set(d, GF_ENC_LATENCY, c);
+	}
+	read_counters(rd);
+	read_links(rd);
+}
+
+/*
+ * A MIG device: its memory, and its utilisation should a driver give it
+ * (NVIDIA's answer NOT_SUPPORTED: unknown, never 0). The rest (clocks,
+ * power, temperatures) is its GPU's, and read there.
+ */
+static void
+read_mig(struct rd *rd)
+{
+	struct nvml_sym *s = &rd->nv->s;
+	nvmlUtilization_t ut;
+
+	read_memory(rd);
+	if (can(rd, s->utilization, NC_UTIL) && got(rd, NC_UTIL, s->utilization(rd->nd->h, &ut)) &&
+	    ut.gpu <= 100 && ut.memory <= 100) {
+		str_copy(rd->dev->util_source, sizeof(rd->dev->util_source), "nvml");
+		dev_set(rd->dev, GF_UTIL_GPU, ut.gpu);
+		dev_set(rd->dev, GF_UTIL_MEM, ut.memory);
 	}
 }
 
@@ -1374,11 +1837,99 @@ identify_from_procfs(struct nvml *nv, struct gpu_snapshot *snap, size_t first)
 	free(v);
 }
 
+/* "1g.10gb" of "NVIDIA H100 80GB HBM3 MIG 1g.10gb", the name of a MIG device */
+static void
+mig_profile(const char *name, char *dst, size_t size)
+{
+	const char *p = NULL;
+
+	for (const char *q = strstr(name, " MIG "); q; q = strstr(q + 1, " MIG "))
+		p = q + 5;
+	str_copy(dst, size, p ? p : "");
+}
+
+/*
+ * The MIG devices of the GPU at snap->dev[at] (nv->dev[pos]) when its MIG
+ * mode is on, each a device of its own after it: its slots are asked in
+ * order, and one without a MIG device answers NOT_FOUND. A MIG device
+ * shares its GPU's bus id and identity but has its own name, UUID and
+ * memory; its processes are listed by its GPU, with the instance ids.
+ */
+static void
+scan_mig(struct nvml *nv, unsigned be_id, struct gpu_snapshot *snap, size_t at, unsigned pos,
+         size_t *alloc)
+{
+	struct nvml_sym *s = &nv->s;
+	unsigned cur = 0, pend = 0, max = 0;
+
+	if (!s->mig_mode || !s->mig_max || !s->mig_handle ||
+	    s->mig_mode(nv->dev[pos].h, &cur, &pend) != NVML_SUCCESS ||
+	    cur != NVML_DEVICE_MIG_ENABLE || s->mig_max(nv->dev[pos].h, &max) != NVML_SUCCESS)
+		return;
+	if (max > 64)
+		max = 64;
+	for (unsigned k = 0; k < max; k++) {
+		const struct gpu_device *g;
+		nvmlDeviceAttributes_t attr;
+		struct gpu_device *d;
+		nvmlDevice_t h = NULL;
+		struct rd rd;
+		unsigned id;
+
+		if (s->mig_handle(nv->dev[pos].h, k, &h) != NVML_SUCCESS || !h)
+			continue;
+		ALLOC_GROW(nv->dev, nv->nr_dev + 1, *alloc);
+		memset(&nv->dev[nv->nr_dev], 0, sizeof(nv->dev[0]));
+		nv->dev[nv->nr_dev].h = h;
+		nv->dev[nv->nr_dev].mig = true;
+		d = gpu_snapshot_add_dev(snap);
+		g = &snap->dev[at];
+		d->is_mig = true;
+		d->mig_parent = (unsigned)at;
+		d->mig_gi = d->mig_ci = NVML_INSTANCE_ID_NONE;
+		d->index = k;
+		d->vendor = VENDOR_NVIDIA;
+		d->backend = be_id;
+		d->handle = nv->nr_dev;
+		str_copy(d->driver, sizeof(d->driver), g->driver);
+		str_copy(d->pci_bus_id, sizeof(d->pci_bus_id), g->pci_bus_id);
+		str_copy(d->brand, sizeof(d->brand), g->brand);
+		str_copy(d->architecture, sizeof(d->architecture), g->architecture);
+		str_copy(d->compute_cap, sizeof(d->compute_cap), g->compute_cap);
+		d->pci_device_id = g->pci_device_id;
+		d->pci_subsys_id = g->pci_subsys_id;
+		d->pci_domain = g->pci_domain;
+		d->pci_bus = g->pci_bus;
+		d->pci_dev = g->pci_dev;
+		d->pci_func = g->pci_func;
+		d->pci_valid = g->pci_valid;
+		rd.nv = nv;
+		rd.nd = &nv->dev[nv->nr_dev++];
+		rd.dev = d;
+		rd.lost = false;
+		read_string(&rd, s->name, d->name, sizeof(d->name));
+		read_string(&rd, s->uuid, d->uuid, sizeof(d->uuid));
+		mig_profile(d->name, d->mig_profile, sizeof(d->mig_profile));
+		if (s->gpu_instance_id && s->gpu_instance_id(h, &id) == NVML_SUCCESS)
+			d->mig_gi = id;
+		if (s->compute_instance_id && s->compute_instance_id(h, &id) == NVML_SUCCESS)
+			d->mig_ci = id;
+		memset(&attr, 0, sizeof(attr));
+		if (s->attributes && s->attributes(h, &attr) == NVML_SUCCESS) {
+			if (attr.memorySizeMB > 0)
+				rd.nd->mem_total = (double)attr.memorySizeMB * 1024 * 1024;
+			if (attr.multiprocessorCount <= UINT16_MAX)
+				d->mig_sm_count = (uint16_t)attr.multiprocessorCount;
+		}
+	}
+}
+
 static int
 nvml_scan(struct backend *be, struct gpu_snapshot *snap, struct err *err)
 {
 	struct nvml *nv = container_of(be, struct nvml, base);
 	struct nvml_sym *s = &nv->s;
+	size_t alloc, first;
 	unsigned count = 0;
 	nvmlReturn_t r;
 	int v;
@@ -1415,19 +1966,30 @@ nvml_scan(struct backend *be, struct gpu_snapshot *snap, struct err *err)
 		return E_NODEV;
 	}
 	nv->dev = xcalloc(count ? count : 1, sizeof(*nv->dev));
-	nv->nr_dev = count;
+	alloc = count;
+	first = snap->nr_dev;
 	for (unsigned i = 0; i < count; i++) {
-		struct gpu_device *d = gpu_snapshot_add_dev(snap);
-		struct rd rd = { nv, &nv->dev[i], d, false };
+		unsigned pos = nv->nr_dev; /* MIG devices follow their GPU */
+		struct gpu_device *d;
+		struct rd rd;
+
+		ALLOC_GROW(nv->dev, pos + 1, alloc);
+		memset(&nv->dev[pos], 0, sizeof(nv->dev[pos]));
+		nv->nr_dev++;
+		d = gpu_snapshot_add_dev(snap);
+		rd.nv = nv;
+		rd.nd = &nv->dev[pos];
+		rd.dev = d;
+		rd.lost = false;
 
 		d->index = i;
 		d->vendor = VENDOR_NVIDIA;
 		d->backend = be->id;
-		d->handle = i;
+		d->handle = pos;
 		str_copy(d->driver, sizeof(d->driver), "nvidia");
-		r = s->handle_by_index(i, &nv->dev[i].h);
+		r = s->handle_by_index(i, &nv->dev[pos].h);
 		if (r != NVML_SUCCESS) {
-			nv->dev[i].h = NULL;
+			nv->dev[pos].h = NULL;
 			if (!got(&rd, NC_NONE, r)) {
 				if (r == NVML_ERROR_NO_PERMISSION) {
 					d->state = DEV_NO_PERMISSION;
@@ -1443,10 +2005,13 @@ nvml_scan(struct backend *be, struct gpu_snapshot *snap, struct err *err)
 			continue;
 		}
 		read_static(&rd);
+		gpm_open(&rd);
 		if (rd.lost)
 			gpu_device_clear_readings(d);
+		else
+			scan_mig(nv, be->id, snap, snap->nr_dev - 1, pos, &alloc);
 	}
-	identify_from_procfs(nv, snap, snap->nr_dev - count);
+	identify_from_procfs(nv, snap, first);
 	events_start(nv);
 	return 0;
 }
@@ -1465,12 +2030,18 @@ nvml_read_device(struct backend *be, struct gpu_device *dev, struct err *err)
 	rd.nd = &nv->dev[dev->handle];
 	rd.dev = dev;
 	rd.lost = dev->state == DEV_LOST || dev->state == DEV_RESET_REQUIRED;
-	read_dynamic(&rd);
+	if (rd.nd->mig)
+		read_mig(&rd);
+	else
+		read_dynamic(&rd);
+	read_gpm(&rd);
 	/* a lost GPU keeps its count: Xid 79 is how it said it was falling off the bus */
 	events_copy(nv, rd.nd, dev);
 	if (rd.lost) {
 		/* what was read before the failing call is not to be trusted */
 		gpu_device_clear_readings(dev);
+		memset(dev->nvlink, 0, sizeof(dev->nvlink));
+		dev->nr_nvlink = 0;
 		return E_LOST;
 	}
 	return 0;
@@ -1691,7 +2262,9 @@ nvml_read_procs(struct backend *be, const struct gpu_device *dev, double now,
 	struct rd rd;
 	int rc = 0;
 
-	if (dev->handle >= nv->nr_dev || !nv->dev[dev->handle].h || dev->state != DEV_OK)
+	/* a MIG device's processes are in its GPU's lists, with their instance ids */
+	if (dev->handle >= nv->nr_dev || !nv->dev[dev->handle].h || dev->state != DEV_OK ||
+	    nv->dev[dev->handle].mig)
 		return 0;
 	rd.nv = nv;
 	rd.nd = &nv->dev[dev->handle];
@@ -1793,8 +2366,9 @@ nvml_topology(struct backend *be, const struct gpu_device *a, const struct gpu_d
 	nvmlDevice_t ha, hb;
 	nvmlReturn_t r;
 
-	if (a->handle >= nv->nr_dev || b->handle >= nv->nr_dev)
-		return E_NOTSUP;
+	if (a->handle >= nv->nr_dev || b->handle >= nv->nr_dev || nv->dev[a->handle].mig ||
+	    nv->dev[b->handle].mig)
+		return E_NOTSUP; /* a MIG device's links are its GPU's */
 	ha = nv->dev[a->handle].h;
 	hb = nv->dev[b->handle].h;
 	if (!ha || !hb)
@@ -1845,6 +2419,7 @@ const struct backend_ops backend_nvml = {
 	.read_device = nvml_read_device,
 	.read_procs = nvml_read_procs,
 	.topology = nvml_topology,
+	.wants_window = nvml_wants_window,
 	.close = nvml_close,
 };
 

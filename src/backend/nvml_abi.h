@@ -103,6 +103,29 @@ typedef unsigned int nvmlGpuTopologyLevel_t;
 
 #define NVML_NVLINK_MAX_LINKS 18
 
+/* nvmlDeviceGetNvLinkErrorCounter: the data-link layer's counters of a link */
+typedef unsigned int nvmlNvLinkErrorCounter_t;
+#define NVML_NVLINK_ERROR_DL_REPLAY   0
+#define NVML_NVLINK_ERROR_DL_RECOVERY 1
+#define NVML_NVLINK_ERROR_DL_CRC_FLIT 2
+#define NVML_NVLINK_ERROR_DL_CRC_DATA 3
+
+/* nvmlDeviceGetViolationStatus: what held the clocks down */
+typedef unsigned int nvmlPerfPolicyType_t;
+#define NVML_PERF_POLICY_POWER             0
+#define NVML_PERF_POLICY_THERMAL           1
+#define NVML_PERF_POLICY_SYNC_BOOST        2
+#define NVML_PERF_POLICY_BOARD_LIMIT       3
+#define NVML_PERF_POLICY_LOW_UTILIZATION   4
+#define NVML_PERF_POLICY_RELIABILITY       5
+#define NVML_PERF_POLICY_TOTAL_APP_CLOCKS  10
+#define NVML_PERF_POLICY_TOTAL_BASE_CLOCKS 11
+
+typedef struct nvmlViolationTime_st {
+	unsigned long long referenceTime; /* CPU timestamp, microseconds */
+	unsigned long long violationTime; /* nanoseconds held down, since the driver loaded */
+} nvmlViolationTime_t;
+
 /* nvmlIntNvLinkDeviceType_t: what the far end of an NVLink is */
 typedef unsigned int nvmlIntNvLinkDeviceType_t;
 #define NVML_NVLINK_DEVICE_TYPE_GPU     0x00
@@ -222,6 +245,19 @@ typedef struct nvmlUtilization_st {
 	unsigned int memory;
 } nvmlUtilization_t;
 
+/* nvmlDeviceGetAttributes(_v2): of a MIG device, its share of the GPU */
+typedef struct nvmlDeviceAttributes_st {
+	unsigned int multiprocessorCount;
+	unsigned int sharedCopyEngineCount;
+	unsigned int sharedDecoderCount;
+	unsigned int sharedEncoderCount;
+	unsigned int sharedJpegCount;
+	unsigned int sharedOfaCount;
+	unsigned int gpuInstanceSliceCount;
+	unsigned int computeInstanceSliceCount;
+	unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
+
 /* plain nvmlDevice*RunningProcesses (the oldest entry points) */
 typedef struct nvmlProcessInfo_v1_st {
 	unsigned int pid;
@@ -326,17 +362,70 @@ typedef struct nvmlEventData_st {
 	unsigned int computeInstanceId;
 } nvmlEventData_t;
 
+/*
+ * GPM, the GPU performance monitoring of Hopper and later: the library turns
+ * two samples of a device's counters into metrics over the time between them.
+ */
+typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
+
+#define NVML_GPM_METRIC_GRAPHICS_UTIL           1
+#define NVML_GPM_METRIC_SM_UTIL                 2
+#define NVML_GPM_METRIC_SM_OCCUPANCY            3
+#define NVML_GPM_METRIC_INTEGER_UTIL            4
+#define NVML_GPM_METRIC_ANY_TENSOR_UTIL         5
+#define NVML_GPM_METRIC_DRAM_BW_UTIL            10
+#define NVML_GPM_METRIC_FP64_UTIL               11
+#define NVML_GPM_METRIC_FP32_UTIL               12
+#define NVML_GPM_METRIC_FP16_UTIL               13
+#define NVML_GPM_METRIC_PCIE_TX_PER_SEC         20 /* MiB/s */
+#define NVML_GPM_METRIC_PCIE_RX_PER_SEC         21
+#define NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC 60 /* MiB/s, all links */
+#define NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC 61
+#define NVML_GPM_METRIC_MAX                     477 /* one past the last id (NVML 13) */
+
+#define NVML_GPM_METRICS_GET_VERSION 1
+#define NVML_GPM_SUPPORT_VERSION     1
+
+typedef struct nvmlGpmMetric_st {
+	unsigned int metricId;   /* in: an NVML_GPM_METRIC_* */
+	nvmlReturn_t nvmlReturn; /* out: whether value was computed */
+	double value;
+	struct {
+		char *shortName;
+		char *longName;
+		char *unit;
+	} metricInfo; /* out: the library's own strings */
+} nvmlGpmMetric_t;
+
+/* The library reads metrics[0..numMetrics-1] only: a caller may pass a shorter array. */
+typedef struct nvmlGpmMetricsGet_st {
+	unsigned int version; /* NVML_GPM_METRICS_GET_VERSION */
+	unsigned int numMetrics;
+	nvmlGpmSample_t sample1; /* the earlier */
+	nvmlGpmSample_t sample2;
+	nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+
+typedef struct nvmlGpmSupport_st {
+	unsigned int version; /* NVML_GPM_SUPPORT_VERSION */
+	unsigned int isSupportedDevice;
+} nvmlGpmSupport_t;
+
 /* field ids used by gpuscope */
 #define NVML_FI_DEV_MEMORY_TEMP         82
 #define NVML_FI_DEV_PCIE_REPLAY_COUNTER 94
 #define NVML_FI_DEV_POWER_AVERAGE       185
 #define NVML_FI_DEV_POWER_INSTANT       186
+/* per link (scopeId = link number), KiB since the driver loaded */
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX 138
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX 139
 
 /* Layout facts of the x86-64 ABI (nvml.h, API 13). */
 _Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t layout");
 _Static_assert(offsetof(nvmlPciInfo_t, pciDeviceId) == 28, "nvmlPciInfo_t layout");
 _Static_assert(offsetof(nvmlPciInfo_t, busId) == 36, "nvmlPciInfo_t layout");
 _Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t layout");
+_Static_assert(sizeof(nvmlDeviceAttributes_t) == 40, "nvmlDeviceAttributes_t layout");
 _Static_assert(sizeof(nvmlMemory_v2_t) == 40, "nvmlMemory_v2_t layout");
 _Static_assert(nvmlMemory_v2 == 0x02000028, "nvmlMemory_v2 version word");
 _Static_assert(sizeof(nvmlProcessInfo_v1_t) == 16, "nvmlProcessInfo_v1_t layout");
@@ -347,7 +436,11 @@ _Static_assert(sizeof(nvmlMarginTemperature_v1_t) == 8, "margin layout");
 _Static_assert(nvmlTemperature_v1 == 0x0100000C, "nvmlTemperature_v1 version word");
 _Static_assert(nvmlMarginTemperature_v1 == 0x01000008, "margin version word");
 _Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t layout");
+_Static_assert(sizeof(nvmlViolationTime_t) == 16, "nvmlViolationTime_t layout");
 _Static_assert(sizeof(nvmlEventData_t) == 32, "nvmlEventData_t layout");
 _Static_assert(offsetof(nvmlEventData_t, gpuInstanceId) == 24, "nvmlEventData_t layout");
+_Static_assert(sizeof(nvmlGpmMetric_t) == 40, "nvmlGpmMetric_t layout");
+_Static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24, "nvmlGpmMetricsGet_t layout");
+_Static_assert(sizeof(nvmlGpmSupport_t) == 8, "nvmlGpmSupport_t layout");
 
 #endif

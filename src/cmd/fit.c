@@ -323,14 +323,23 @@ read_local(struct fit_ctx *c, struct gs_config *cfg)
 		c->local_read = true;
 		for (size_t i = 0; i < snap.nr_dev && c->nr_t < MAX_TARGETS; i++) {
 			const struct gpu_device *d = &snap.dev[i];
-			struct target *t = &c->t[c->nr_t++];
+			struct target *t;
 			double usable;
 
+			/* CUDA runs on a MIG GPU's MIG devices only: they are the targets */
+			if (!d->is_mig && i + 1 < snap.nr_dev && snap.dev[i + 1].is_mig)
+				continue;
+			t = &c->t[c->nr_t++];
 			memset(t, 0, sizeof(*t));
-			snprintf(t->label, sizeof(t->label), "%u %s", d->index,
-			         d->name[0] ? d->name : "GPU");
+			if (d->is_mig && d->mig_parent < snap.nr_dev)
+				snprintf(t->label, sizeof(t->label), "%u:%u %s",
+				         snap.dev[d->mig_parent].index, d->index, d->name);
+			else
+				snprintf(t->label, sizeof(t->label), "%u %s", d->index,
+				         d->name[0] ? d->name : "GPU");
 			t->local = true;
-			t->spec = gpu_spec_match(d);
+			/* a MIG device has a share of its GPU, not the sheet's figures */
+			t->spec = d->is_mig ? NULL : gpu_spec_match(d);
 			snprintf(t->uuid, sizeof(t->uuid), "%s", d->uuid);
 			t->total = dev_get(d, GF_MEM_TOTAL);
 			t->free = dev_get(d, GF_MEM_FREE);

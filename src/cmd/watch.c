@@ -40,6 +40,10 @@ static const struct {
 	{ "utilization.memory", "mem", "%" },
 	{ "utilization.encoder", "enc", "%" },
 	{ "utilization.decoder", "dec", "%" },
+	{ "prof.sm_active", "smact", "%" },
+	{ "prof.sm_occupancy", "smocc", "%" },
+	{ "prof.tensor_active", "tensor", "%" },
+	{ "prof.dram_active", "dram", "%" },
 	{ "memory.used", "used", "MiB" },
 	{ "memory.total", "total", "MiB" },
 	{ "memory.free", "free", "MiB" },
@@ -153,8 +157,15 @@ table_lines(struct watch *w, const struct gpu_snapshot *snap, struct strbuf *out
 	local_hms(hms, sizeof(hms), snap->time);
 	for (size_t d = 0; d < snap->nr_dev; d++) {
 		const struct gpu_device *dev = &snap->dev[d];
+		char idx[24];
 
-		strbuf_addf(out, "  %-8s  %3u", hms, dev->index);
+		/* a MIG device: "GPU:MIG dev", under its GPU */
+		if (dev->is_mig && dev->mig_parent < snap->nr_dev)
+			snprintf(idx, sizeof(idx), "%u:%u", snap->dev[dev->mig_parent].index,
+			         dev->index);
+		else
+			snprintf(idx, sizeof(idx), "%u", dev->index);
+		strbuf_addf(out, "  %-8s  %3s", hms, idx);
 		for (size_t i = 0; i < w->q.nr; i++) {
 			strbuf_reset(&v);
 			query_value(QUERY_GPU, w->q.field[i], snap, d, true, &v);

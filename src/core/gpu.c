@@ -266,13 +266,14 @@ gpu_match_id(const struct gpu_device *d, const char *id, bool *ambiguous_prefix)
 	*ambiguous_prefix = false;
 	for (size_t i = 0; i < len; i++)
 		digits &= isdigit((unsigned char)id[i]) != 0;
+	/* a MIG device's index is within its GPU: "0:1" (gpu_select) names it */
 	if (digits)
-		return strtoul(id, NULL, 10) == d->index;
+		return !d->is_mig && strtoul(id, NULL, 10) == d->index;
 	if (!strncasecmp(id, "GPU-", 4) || !strncasecmp(id, "MIG-", 4)) {
 		*ambiguous_prefix = strlen(d->uuid) != len;
 		return d->uuid[0] && !strncasecmp(d->uuid, id, len);
 	}
-	if (strchr(id, ':') && d->pci_valid) {
+	if (strchr(id, ':') && d->pci_valid && !d->is_mig) {
 		unsigned long want[4], have[4];
 
 		if (!parse_bus_id(id, want) || !parse_bus_id(d->pci_bus_id, have))
@@ -283,15 +284,61 @@ gpu_match_id(const struct gpu_device *d, const char *id, bool *ambiguous_prefix)
 	return false;
 }
 
+/* "G:M": MIG device M of GPU G, as nvidia-smi's "GPU" and "MIG dev" columns say */
+static bool
+match_at(const struct gpu_device *dev, size_t nr, size_t i, const char *id, bool *prefix)
+{
+	unsigned long g, m;
+	char *end;
+
+	if (isdigit((unsigned char)id[0])) {
+		g = strtoul(id, &end, 10);
+		if (*end == ':' && isdigit((unsigned char)end[1])) {
+			m = strtoul(end + 1, &end, 10);
+			if (!*end) {
+				*prefix = false;
+				return dev[i].is_mig && dev[i].mig_parent < nr &&
+				       dev[dev[i].mig_parent].index == g && dev[i].index == m;
+			}
+		}
+	}
+	return gpu_match_id(&dev[i], id, prefix);
+}
+
+/*
+ * A MIG device shows under its GPU, whose process list holds its processes:
+ * a selected MIG device selects its GPU, and a GPU named by an id its MIG
+ * devices.
+ */
+static void
+select_mig(const struct gpu_device *dev, size_t nr, bool *selected)
+{
+	bool *named = xcalloc(nr ? nr : 1, sizeof(*named));
+
+	memcpy(named, selected, nr * sizeof(*named));
+	for (size_t i = 0; i < nr; i++) {
+		if (!dev[i].is_mig || dev[i].mig_parent >= nr)
+			continue;
+		if (named[i])
+			selected[dev[i].mig_parent] = true;
+		else if (named[dev[i].mig_parent])
+			selected[i] = true;
+	}
+	free(named);
+}
+
 int
 gpu_select(const struct gpu_device *dev, size_t nr, const char *ids, bool *selected,
            struct err *err)
 {
 	char *copy, *tok, *save = NULL;
+	size_t gpus = 0;
 	int rc = 0;
 
-	for (size_t i = 0; i < nr; i++)
+	for (size_t i = 0; i < nr; i++) {
 		selected[i] = !ids || !*ids;
+		gpus += !dev[i].is_mig;
+	}
 	if (!ids || !*ids)
 		return 0;
 	copy = xstrdup(ids);
@@ -305,7 +352,7 @@ gpu_select(const struct gpu_device *dev, size_t nr, const char *ids, bool *selec
 		for (size_t i = 0; i < nr; i++) {
 			bool prefix;
 
-			if (gpu_match_id(&dev[i], tok, &prefix)) {
+			if (match_at(dev, nr, i, tok, &prefix)) {
 				hits++;
 				exact += !prefix;
 				last = i;
@@ -316,7 +363,7 @@ gpu_select(const struct gpu_device *dev, size_t nr, const char *ids, bool *selec
 				for (size_t i = 0; i < nr; i++) {
 					bool prefix;
 
-					if (gpu_match_id(&dev[i], tok, &prefix) && !prefix)
+					if (match_at(dev, nr, i, tok, &prefix) && !prefix)
 						last = i;
 				}
 			selected[last] = true;
@@ -325,17 +372,50 @@ gpu_select(const struct gpu_device *dev, size_t nr, const char *ids, bool *selec
 		if (hits > 1)
 			rc = err_set(err, E_USAGE, "'%s' matches %zu GPUs: give more of the UUID",
 			             tok, hits);
-		else if (nr)
+		else if (gpus)
 			rc = err_set(
 			        err, E_USAGE,
 			        "no GPU matches '%s' (give an index from 0 to %zu, a UUID or a PCI bus id)",
-			        tok, nr - 1);
+			        tok, gpus - 1);
 		else
 			rc = err_set(err, E_USAGE, "no GPU matches '%s'", tok);
 		break;
 	}
 	free(copy);
+	if (!rc)
+		select_mig(dev, nr, selected);
 	return rc;
+}
+
+void
+gpu_snapshot_fold_mig(struct gpu_snapshot *s)
+{
+	size_t *to, n = 0;
+
+	if (!s->nr_dev)
+		return;
+	to = xcalloc(s->nr_dev, sizeof(*to));
+	for (size_t i = 0; i < s->nr_dev; i++) {
+		const struct gpu_device *d = &s->dev[i];
+
+		if (d->is_mig) {
+			/* its GPU comes before it; one that does not is kept */
+			if (d->mig_parent < i && !s->dev[d->mig_parent].is_mig) {
+				to[i] = to[d->mig_parent];
+				continue;
+			}
+		}
+		to[i] = n;
+		if (n != i)
+			s->dev[n] = s->dev[i];
+		n++;
+	}
+	for (size_t i = 0; i < s->nr_proc; i++)
+		if (s->proc[i].dev < s->nr_dev)
+			s->proc[i].dev = (unsigned)to[s->proc[i].dev];
+	s->nr_dev = n;
+	free(to);
+	gpu_snapshot_sort_procs(s);
 }
 
 size_t
@@ -344,6 +424,6 @@ gpu_snapshot_count(const struct gpu_snapshot *s, enum gpu_vendor vendor)
 	size_t n = 0;
 
 	for (size_t i = 0; s && i < s->nr_dev; i++)
-		n += s->dev[i].vendor == vendor;
+		n += s->dev[i].vendor == vendor && !s->dev[i].is_mig;
 	return n;
 }

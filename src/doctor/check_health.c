@@ -15,6 +15,7 @@
  */
 #include "doctor/doctor.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -655,6 +656,91 @@ check_pcie(struct hgpu *g, struct dr_report *r)
 	          "is a workaround.");
 }
 
+/* --- NVLink ------------------------------------------------------------------------ */
+
+/* The data-link error counters of a link, together. */
+static double
+nvlink_errors(const struct nvlink_link *l)
+{
+	return (double)(l->v[NL_CRC_FLIT] + l->v[NL_CRC_DATA] + l->v[NL_REPLAY] +
+	                l->v[NL_RECOVERY]);
+}
+
+/*
+ * A link down that was up earlier in the window, or below a link that is up
+ * (links are wired from 0: a hole is a link that lost its peer); and error
+ * counters that rose across the window.
+ */
+static void
+check_nvlink(struct hgpu *g, struct dr_report *r)
+{
+	const struct gpu_device *now = g->now;
+	const struct gpu_device *first = NULL;
+	char list[128] = "", w[160];
+	unsigned top = 0, down = 0;
+	struct dr_finding *f;
+
+	for (size_t i = 0; i < g->n && !first; i++)
+		if (g->at[i] && g->at[i]->nr_nvlink)
+			first = g->at[i];
+	if (!now || !now->nr_nvlink || !first)
+		return;
+	for (unsigned k = 0; k < now->nr_nvlink && k < GPU_MAX_NVLINK; k++)
+		if (now->nvlink[k].active)
+			top = k + 1;
+	for (unsigned k = 0; k < now->nr_nvlink && k < GPU_MAX_NVLINK; k++) {
+		const struct nvlink_link *l = &now->nvlink[k];
+		bool was_up = first->nvlink[k].active;
+
+		if (!l->present || l->active || (!was_up && k >= top))
+			continue;
+		down++;
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%u",
+		         down > 1 ? ", " : "", k);
+	}
+	if (down) {
+		f = add(g, r, "health.nvlink.down", DR_WARNING, "NVLink link%s %s down",
+		        down > 1 ? "s" : "", list);
+		dr_evidence(f, "%.0f of its %u links up; link%s %s down %s",
+		            now->v[GF_NVLINK_LINKS_ACTIVE], now->nr_nvlink, down > 1 ? "s" : "",
+		            list,
+		            g->n > 1 ? "(up earlier, or below a link that is up)"
+		                     : "(below a link that is up)");
+		dr_meaning(f, "Traffic between GPUs over that link falls back to the other links "
+		              "or to PCIe: less bandwidth, and NCCL may fail or slow down.");
+		dr_action(f,
+		          "Software first: is the fabric manager running (systemctl status "
+		          "nvidia-fabricmanager on NVSwitch systems) and of the driver's version? "
+		          "'nvidia-smi nvlink -s' shows each link; a GPU reset or reboot retrains "
+		          "links. If the link stays down, the board or its NVLink bridge needs "
+		          "service.");
+	}
+	for (unsigned k = 0; k < now->nr_nvlink && k < GPU_MAX_NVLINK; k++) {
+		const struct nvlink_link *a = &first->nvlink[k], *b = &now->nvlink[k];
+		double rise = nvlink_errors(b) - nvlink_errors(a);
+
+		if (a == b || !b->present || rise <= 0)
+			continue;
+		f = add(g, r, "health.nvlink.errors", DR_WARNING, "NVLink link %u errors rising",
+		        k);
+		dr_evidence(f,
+		            "link %u: CRC flit %" PRIu64 ", CRC data %" PRIu64 ", replay %" PRIu64
+		            ", recovery %" PRIu64 " now; +%.0f %s",
+		            k, b->v[NL_CRC_FLIT], b->v[NL_CRC_DATA], b->v[NL_REPLAY],
+		            b->v[NL_RECOVERY], rise, where(g, g->n, w, sizeof(w)));
+		dr_meaning(f,
+		           "Data on the link arrives corrupted and is sent again (replay) or the "
+		           "link is retrained (recovery): a marginal link that costs bandwidth "
+		           "and may go down.");
+		dr_action(f,
+		          "Software first: update the driver and fabric manager to matching "
+		          "versions and reset the GPU; if the counters keep rising, reseat the "
+		          "NVLink bridge or have the board serviced ('nvidia-smi nvlink -e' shows "
+		          "the counters).");
+		return; /* one finding a GPU: the first link that rose */
+	}
+}
+
 /* --- memory errors ---------------------------------------------------------------- */
 
 static void
@@ -908,6 +994,7 @@ dr_check_health(const struct dr_ctx *ctx, struct dr_report *r)
 			check_fan(&g, r);
 			check_power(&g, r);
 			check_pcie(&g, r);
+			check_nvlink(&g, r);
 			check_memory(&g, r);
 			check_clocks(&g, r);
 			fine[i] = !g.bad;
@@ -1018,6 +1105,20 @@ const struct dr_explain dr_catalog_health[] = {
 	  "driver could not recover. Stop its processes and reset it ('sudo nvidia-smi\n"
 	  "-r -i N'; NVLink systems may need all GPUs reset together, or a reboot). If\n"
 	  "it happens again, read the kernel log and follow health.gpu.lost." },
+	{ "health.nvlink.down", "An NVLink link is down",
+	  "A link of the GPU that was up earlier, or that lies below a link that is up\n"
+	  "(links are wired from link 0 on), is down now. Traffic to that peer falls back\n"
+	  "to the other links or to PCIe. Software first: on NVSwitch systems the fabric\n"
+	  "manager must run, at the driver's version; a GPU reset or a reboot retrains\n"
+	  "the links. 'nvidia-smi nvlink -s' shows each link. A link that stays down\n"
+	  "after that points at the board or its NVLink bridge." },
+	{ "health.nvlink.errors", "NVLink error counters are rising",
+	  "The data-link layer's counters of a link (CRC errors of flow-control digits\n"
+	  "and of data, replays, recoveries) rose across the samples: data arrives\n"
+	  "corrupted and is sent again, or the link is retrained. Software first: a\n"
+	  "driver and fabric manager of matching versions, a GPU reset; if they keep\n"
+	  "rising, reseat the NVLink bridge or have the board serviced. 'nvidia-smi\n"
+	  "nvlink -e' shows the counters." },
 	{ "health.ok", "No hardware health problem seen",
 	  "No harmful clock event reasons, temperatures below the GPU's thresholds, no\n"
 	  "uncorrectable or pending memory errors, and the PCIe link at full speed\n"

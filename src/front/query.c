@@ -163,6 +163,30 @@ static const struct qfield gpu_fields[] = {
 	      "JPEG decoder busy time, in percent."),
 	FIELD("utilization.ofa", NULL, QF_INT, GF_UTIL_OFA, "%",
 	      "Optical flow accelerator busy time, in percent."),
+	FIELD("prof.graphics_active", NULL, QF_INT, GF_PROF_GR_ACTIVE, "%",
+	      "GPM (Hopper and later): time the graphics/compute engine was active, in percent."),
+	FIELD("prof.sm_active", NULL, QF_INT, GF_PROF_SM_ACTIVE, "%",
+	      "GPM: SMs with at least one warp resident, over all SMs, in percent (utilization.gpu only says a kernel ran)."),
+	FIELD("prof.sm_occupancy", NULL, QF_INT, GF_PROF_SM_OCCUPANCY, "%",
+	      "GPM: resident warps as a share of the most the SMs hold, in percent."),
+	FIELD("prof.tensor_active", NULL, QF_INT, GF_PROF_TENSOR_ACTIVE, "%",
+	      "GPM: time the tensor pipes (any precision) were busy, in percent."),
+	FIELD("prof.dram_active", NULL, QF_INT, GF_PROF_DRAM_ACTIVE, "%",
+	      "GPM: DRAM bandwidth used, as a share of the peak, in percent."),
+	FIELD("prof.fp64_active", NULL, QF_INT, GF_PROF_FP64_ACTIVE, "%",
+	      "GPM: time the FP64 pipes were busy, in percent."),
+	FIELD("prof.fp32_active", NULL, QF_INT, GF_PROF_FP32_ACTIVE, "%",
+	      "GPM: time the FP32 pipes were busy, in percent."),
+	FIELD("prof.fp16_active", NULL, QF_INT, GF_PROF_FP16_ACTIVE, "%",
+	      "GPM: time the FP16 pipes were busy, in percent."),
+	FIELD("prof.pcie.tx", NULL, QF_MIB, GF_PROF_PCIE_TX_RATE, "MiB/s",
+	      "GPM: PCIe bytes sent by the GPU per second, in MiB/s."),
+	FIELD("prof.pcie.rx", NULL, QF_MIB, GF_PROF_PCIE_RX_RATE, "MiB/s",
+	      "GPM: PCIe bytes received by the GPU per second, in MiB/s."),
+	FIELD("prof.nvlink.tx", NULL, QF_MIB, GF_PROF_NVLINK_TX_RATE, "MiB/s",
+	      "GPM: NVLink bytes sent per second, all links, in MiB/s."),
+	FIELD("prof.nvlink.rx", NULL, QF_MIB, GF_PROF_NVLINK_RX_RATE, "MiB/s",
+	      "GPM: NVLink bytes received per second, all links, in MiB/s."),
 	FIELD("encoder.stats.sessionCount", NULL, QF_INT, GF_ENC_SESSIONS, NULL,
 	      "Number of active video encoder sessions."),
 	FIELD("encoder.stats.averageFps", NULL, QF_INT, GF_ENC_FPS, NULL,
@@ -780,16 +804,25 @@ add_raw(const struct qfield *f, const struct gpu_snapshot *snap, const struct gp
 		fmt_add_shown(out, snap->nvidia.driver_version,
 		              strlen(snap->nvidia.driver_version));
 		return true;
-	case QF_COUNT:
-		strbuf_addf(out, "%zu", snap->nr_dev);
+	case QF_COUNT: {
+		size_t n = 0; /* GPUs, as nvidia-smi counts them: not their MIG devices */
+
+		for (size_t i = 0; i < snap->nr_dev; i++)
+			n += !snap->dev[i].is_mig;
+		strbuf_addf(out, "%zu", n);
 		return true;
+	}
 	case QF_HOSTNAME:
 		if (!snap->hostname[0])
 			return false;
 		fmt_add_shown(out, snap->hostname, strlen(snap->hostname));
 		return true;
 	case QF_INDEX:
-		strbuf_addf(out, "%u", d->index);
+		/* a MIG device (watch's rows): "GPU:MIG dev", as -i takes it */
+		if (d->is_mig && d->mig_parent < snap->nr_dev)
+			strbuf_addf(out, "%u:%u", snap->dev[d->mig_parent].index, d->index);
+		else
+			strbuf_addf(out, "%u", d->index);
 		return true;
 	case QF_STR: {
 		const char *s = (const char *)d + f->arg;
@@ -921,6 +954,9 @@ query_value(enum query_kind kind, unsigned id, const struct gpu_snapshot *snap, 
 		p = &snap->proc[row];
 		if (p->dev < snap->nr_dev)
 			d = &snap->dev[p->dev];
+		/* a process on a MIG device: its GPU's row, as nvidia-smi's */
+		if (d && d->is_mig && d->mig_parent < snap->nr_dev)
+			d = &snap->dev[d->mig_parent];
 	} else {
 		if (row >= snap->nr_dev)
 			BUG("device row %zu of %zu", row, snap->nr_dev);
@@ -966,8 +1002,10 @@ query_print(const struct query *q, const struct gpu_snapshot *snap, struct strbu
 		strbuf_addch(out, '\n');
 	}
 	if (q->kind == QUERY_GPU) {
+		/* one row per GPU: nvidia-smi --query-gpu lists no MIG device */
 		for (size_t i = 0; i < snap->nr_dev; i++)
-			add_row(q, snap, i, out);
+			if (!snap->dev[i].is_mig)
+				add_row(q, snap, i, out);
 		return;
 	}
 	for (size_t i = 0; i < snap->nr_proc; i++)

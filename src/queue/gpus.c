@@ -108,6 +108,15 @@ convert(const struct gpu_snapshot *snap, struct qgpu_sample *s, unsigned *pos, d
 		struct qgpu_info *q;
 
 		map[i] = UINT32_MAX;
+		/*
+		 * The queue hands out whole GPUs; a MIG device's processes (listed
+		 * on it) are its GPU's, which comes before it.
+		 */
+		if (d->is_mig) {
+			if (d->mig_parent < i)
+				map[i] = map[d->mig_parent];
+			continue;
+		}
 		/* the queue hands out CUDA devices: NVIDIA's, by UUID */
 		if (d->vendor != VENDOR_NVIDIA || !d->uuid[0] || s->nr_gpu >= SCHED_MAX_GPUS)
 			continue;

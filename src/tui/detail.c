@@ -6,6 +6,7 @@
  */
 #include "tui/tui_impl.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -208,6 +209,39 @@ clock_reasons(struct dlines *l, const struct gpu_device *d)
 	}
 }
 
+/* NVLink link by link: links that are up, or that carry errors or data */
+static void
+nvlinks(struct dlines *l, const struct gpu_device *d)
+{
+	char tx[32], rx[32];
+	unsigned shown = 0;
+
+	add(l, ROLE_LABEL, "NVLink (counters since the driver loaded; links never up not shown)");
+	for (unsigned i = 0; i < d->nr_nvlink && i < GPU_MAX_NVLINK; i++) {
+		const struct nvlink_link *n = &d->nvlink[i];
+		uint64_t errs =
+		        n->v[NL_CRC_FLIT] + n->v[NL_CRC_DATA] + n->v[NL_REPLAY] + n->v[NL_RECOVERY];
+		enum tui_role role = !n->active ? ROLE_HIGH : errs ? ROLE_MID : ROLE_NORMAL;
+
+		if (!n->present || (!n->active && !errs && !n->v[NL_TX_BYTES]))
+			continue;
+		shown++;
+		str_copy(tx, sizeof(tx), NA);
+		str_copy(rx, sizeof(rx), NA);
+		if (n->valid >> NL_TX_BYTES & 1)
+			fmt_bytes(tx, sizeof(tx), (double)n->v[NL_TX_BYTES]);
+		if (n->valid >> NL_RX_BYTES & 1)
+			fmt_bytes(rx, sizeof(rx), (double)n->v[NL_RX_BYTES]);
+		add(l, role,
+		    "  link %-2u %-4s tx %-10s rx %-10s crc flit %" PRIu64 "  crc data %" PRIu64
+		    "  replay %" PRIu64 "  recovery %" PRIu64,
+		    i, n->active ? "up" : "DOWN", tx, rx, n->v[NL_CRC_FLIT], n->v[NL_CRC_DATA],
+		    n->v[NL_REPLAY], n->v[NL_RECOVERY]);
+	}
+	if (!shown)
+		add(l, ROLE_DIM, "  no link up");
+}
+
 static void
 levels(struct dlines *l, const char *what, const struct clock_levels *c)
 {
@@ -250,6 +284,10 @@ build(struct tui *t, struct dlines *l, const struct gpu_device *d)
 				add(l, ROLE_NORMAL, "  %-16s %.0f %%", d->engine[i].name,
 				    d->engine[i].percent);
 		}
+	}
+	if (d->nr_nvlink) {
+		add(l, ROLE_NORMAL, "%s", "");
+		nvlinks(l, d);
 	}
 	if (d->levels_gfx.nr || d->levels_mem.nr) {
 		add(l, ROLE_NORMAL, "%s", "");

@@ -71,11 +71,18 @@ temp_role(const struct gpu_device *d)
 	}
 }
 
-/* The name without the vendor's prefix, which every GPU of a machine shares. */
+/*
+ * The name without the vendor's prefix, which every GPU of a machine shares;
+ * a MIG device, drawn under its GPU, by its profile ("MIG 3g.40gb").
+ */
 static const char *
 short_name(const struct gpu_device *d)
 {
 	const char *n = d->name[0] ? d->name : "(unknown GPU)";
+	const char *mig = d->is_mig ? strstr(n, "MIG ") : NULL;
+
+	if (mig)
+		return mig;
 
 	if (!strncmp(n, "NVIDIA ", 7))
 		return n + 7;
@@ -201,7 +208,11 @@ index_cell(struct tui *t, int y, size_t i, const struct gpu_device *d)
 
 	if (i == t->sel_gpu)
 		role = t->focus == FOCUS_GPUS ? ROLE_CURSOR : ROLE_CURSOR_OFF;
-	snprintf(buf, sizeof(buf), "%2u", d->index);
+	/* a MIG device: its index within the GPU above it, indented */
+	if (d->is_mig)
+		snprintf(buf, sizeof(buf), " %u", d->index % 10);
+	else
+		snprintf(buf, sizeof(buf), "%2u", d->index);
 	tui_put(t, y, 0, 2, role, buf);
 }
 
@@ -257,6 +268,13 @@ full_gpu(struct tui *t, int y, int rows, size_t i, int name_w)
 	else
 		snprintf(buf, sizeof(buf), NA);
 	item(t, y, &x, "Fan", buf, ROLE_NORMAL);
+	/* GPM (Hopper and later): how much of the GPU the kernels that Util counts use */
+	if (dev_has(d, GF_PROF_SM_ACTIVE) || dev_has(d, GF_PROF_TENSOR_ACTIVE)) {
+		percent(a, sizeof(a), d, GF_PROF_SM_ACTIVE);
+		item(t, y, &x, "SM act", a, ROLE_NORMAL);
+		percent(a, sizeof(a), d, GF_PROF_TENSOR_ACTIVE);
+		item(t, y, &x, "Tensor", a, ROLE_NORMAL);
+	}
 	if (dev_has(d, GF_UTIL_ENC) || dev_has(d, GF_UTIL_DEC)) {
 		percent(a, sizeof(a), d, GF_UTIL_ENC);
 		percent(b, sizeof(b), d, GF_UTIL_DEC);

@@ -1029,6 +1029,10 @@ field_value(const struct call *c, unsigned long long now_us, nvmlFieldValue_t *f
 		else
 			k = c->gpu->num[GK_POWER_AVERAGE] ? GK_POWER_AVERAGE : GK_POWER_USAGE;
 		break;
+	case NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX:
+	case NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX:
+		fake_nvlink_field(c, fv);
+		return;
 	default:
 		fv->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
 		return;

@@ -18,6 +18,9 @@
 /* handles point into a static table, so they survive nvmlShutdown/nvmlInit */
 #define FAKE_MAX_GPUS 64
 
+/* MIG devices a GPU can have (nvmlDeviceGetMaxMigDeviceCount of an A100 or H100) */
+#define FAKE_MAX_MIG 7
+
 /* NVML_NVLINK_MAX_LINKS of nvml.h */
 #define FAKE_NVLINK_MAX_LINKS 18
 /* an nvlink_peers entry `switch`: the link leads to an NVSwitch */
@@ -138,6 +141,38 @@ enum gpu_num {
 	GK_POWER_AVERAGE, /* field 185; power_usage when absent */
 	GK_MEMORY_FREE,   /* overrides the free memory derived from the others */
 	GK_EVENT_TYPES,   /* nvmlDeviceGetSupportedEventTypes; default in event.c */
+	/* GPM (gpm.c): whether the device has it, then one key per metric, in gpm.c's order */
+	GK_GPM_SUPPORTED,
+	GK_GPM_GRAPHICS_UTIL,
+	GK_GPM_SM_UTIL,
+	GK_GPM_SM_OCCUPANCY,
+	GK_GPM_TENSOR_UTIL,
+	GK_GPM_DRAM_BW_UTIL,
+	GK_GPM_FP64_UTIL,
+	GK_GPM_FP32_UTIL,
+	GK_GPM_FP16_UTIL,
+	GK_GPM_PCIE_TX, /* MiB/s, as NVML gives it */
+	GK_GPM_PCIE_RX,
+	GK_GPM_NVLINK_TX,
+	GK_GPM_NVLINK_RX,
+	/* NVLink (nvlink.c): a bitmask of links down, the version, then per-link counters */
+	GK_NVLINK_DOWN,
+	GK_NVLINK_VERSION,
+	GK_NVLINK_REPLAY, /* nvmlNvLinkErrorCounter_t order */
+	GK_NVLINK_RECOVERY,
+	GK_NVLINK_CRC_FLIT,
+	GK_NVLINK_CRC_DATA,
+	GK_NVLINK_TX, /* KiB */
+	GK_NVLINK_RX,
+	/* nvmlDeviceGetViolationStatus, ns: policies 0..5, then 10 and 11 */
+	GK_VIOL_POWER,
+	GK_VIOL_THERMAL,
+	GK_VIOL_SYNC_BOOST,
+	GK_VIOL_BOARD_LIMIT,
+	GK_VIOL_LOW_UTIL,
+	GK_VIOL_RELIABILITY,
+	GK_VIOL_APP_CLOCKS,
+	GK_VIOL_BASE_CLOCKS,
 	GK__COUNT
 };
 
@@ -199,6 +234,21 @@ struct gpu {
 	unsigned int nr_nvlinks;
 	unsigned char nvlink_peer[FAKE_NVLINK_MAX_LINKS];
 	unsigned int nvlink_line; /* of the `nvlink_peers` key, for messages */
+	/*
+	 * MIG (mig.c): a GPU's [mig] sections are its MIG devices, each a gpu of
+	 * its own that answers the device calls through its MIG handle; parent
+	 * is set on those, and index is the parent's.
+	 */
+	struct gpu *mig[FAKE_MAX_MIG];
+	unsigned int nr_mig;
+	const struct gpu *parent;
+	unsigned int mig_index; /* position within the parent */
+	unsigned int gpu_instance, compute_instance;
+	unsigned int sm_count; /* multiprocessor_count; 0: absent */
+	const char *profile;   /* "1g.10gb" */
+	unsigned int mig_line; /* of its section, for messages */
+	/* the name and UUID mig_finish() makes when the section gives none */
+	char mig_name[128], mig_uuid[96];
 };
 
 /* what a process section puts in which list */
@@ -273,6 +323,30 @@ bool fake_parse_seconds(const char *s, double *out);
 
 /* device.c: the nvmlPciInfo_t of g; v1 writes only the 52 bytes of the first struct */
 nvmlReturn_t gpu_pci_info(const struct gpu *g, nvmlPciInfo_t *pci, bool v1);
+
+/* nvlink.c: NVLink links */
+
+struct call;
+
+/*
+ * Link `link` of the call's GPU: NOT_SUPPORTED without `nvlink_peers`,
+ * INVALID_ARGUMENT past NVML_NVLINK_MAX_LINKS; else *active: the link has a
+ * peer and `nvlink_down` does not take it down at the call's time.
+ */
+nvmlReturn_t fake_nvlink_link(const struct call *c, unsigned int link, bool *active);
+/* An NVLink throughput field (138, 139) of nvmlDeviceGetFieldValues into fv. */
+void fake_nvlink_field(const struct call *c, nvmlFieldValue_t *fv);
+
+/* mig.c: MIG devices */
+
+/*
+ * After loading: a MIG device takes its parent's bus id, lost and
+ * reset_required times, and, when absent, a name ("<parent's> MIG <profile>")
+ * and a UUID ("MIG-" and the parent's, its last four digits the instance ids).
+ */
+void mig_finish(struct gpu *mig);
+/* The MIG device of a MIG handle of the loaded scenario; NULL for any other handle. */
+const struct gpu *mig_gpu_of(const struct scenario *sc, nvmlDevice_t device);
 
 /* live.c: the processes that tests register in live_dir */
 

@@ -182,6 +182,16 @@ FAKE_API nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, u
 FAKE_API nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(
         nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t *pNvLinkDeviceType);
 
+/* nvlink.c: NVLink counters, and the violation counters */
+FAKE_API nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link,
+                                                 unsigned int *version);
+FAKE_API nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int link,
+                                                      nvmlNvLinkErrorCounter_t counter,
+                                                      unsigned long long *counterValue);
+FAKE_API nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device,
+                                                   nvmlPerfPolicyType_t perfPolicyType,
+                                                   nvmlViolationTime_t *violTime);
+
 /* process.c: processes */
 FAKE_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device,
                                                            unsigned int *infoCount,
@@ -218,6 +228,22 @@ FAKE_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
                                                       unsigned long long lastSeenTimeStamp);
 FAKE_API nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int length);
 
+/* mig.c: MIG devices */
+FAKE_API nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count);
+FAKE_API nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
+                                                          nvmlDevice_t *migDevice);
+FAKE_API nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMigDevice);
+FAKE_API nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice,
+                                                                   nvmlDevice_t *device);
+FAKE_API nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int *id);
+FAKE_API nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int *id);
+FAKE_API nvmlReturn_t nvmlDeviceGetAttributes(nvmlDevice_t device,
+                                              nvmlDeviceAttributes_t *attributes);
+#ifndef FAKE_LEGACY
+FAKE_API nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device,
+                                                 nvmlDeviceAttributes_t *attributes);
+#endif
+
 /* event.c: events */
 FAKE_API nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set);
 FAKE_API nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
@@ -231,5 +257,14 @@ FAKE_API nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *data
 FAKE_API nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data,
                                           unsigned int timeoutms);
 #endif
+
+/* gpm.c: GPM samples and metrics */
+FAKE_API nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t *gpmSupport);
+FAKE_API nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *gpmSample);
+FAKE_API nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t gpmSample);
+FAKE_API nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample);
+FAKE_API nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned int gpuInstanceId,
+                                          nvmlGpmSample_t gpmSample);
+FAKE_API nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *metricsGet);
 
 #endif

@@ -109,10 +109,24 @@ put_live(const struct live_entry *e, void *infos, unsigned int i, enum layout la
 	}
 }
 
+/*
+ * Whether p runs on the device of the call: its GPU, or on a MIG handle the
+ * MIG device of its instance ids (mig.c).
+ */
+static bool
+proc_here(const struct call *c, const struct proc *p)
+{
+	if (p->gpu != c->gpu->index)
+		return false;
+	return !c->gpu->parent || (p->gpu_instance == c->gpu->gpu_instance &&
+	                           p->compute_instance == c->gpu->compute_instance);
+}
+
+/* live processes are not on MIG devices */
 static bool
 live_here(const struct call *c, const struct live_entry *e)
 {
-	return e->gpu == c->gpu->index && e->running;
+	return e->gpu == c->gpu->index && e->running && !c->gpu->parent;
 }
 
 /*
@@ -133,7 +147,7 @@ running(const struct call *c, unsigned int types, unsigned int *infoCount, void 
 	if (types & PT_COMPUTE)
 		live_read(c->sc, &live);
 	for (const struct proc *p = c->sc->procs; p; p = p->next)
-		if (p->gpu == c->gpu->index && (p->types & types) && active(p, c->t))
+		if (proc_here(c, p) && (p->types & types) && active(p, c->t))
 			n++;
 	for (size_t k = 0; k < live.n; k++)
 		n += live_here(c, &live.v[k]);
@@ -150,7 +164,7 @@ running(const struct call *c, unsigned int types, unsigned int *infoCount, void 
 		goto out;
 	}
 	for (const struct proc *p = c->sc->procs; p; p = p->next)
-		if (p->gpu == c->gpu->index && (p->types & types) && active(p, c->t))
+		if (proc_here(c, p) && (p->types & types) && active(p, c->t))
 			put_entry(c, p, infos, i++, layout);
 	for (size_t k = 0; k < live.n; k++)
 		if (live_here(c, &live.v[k]))
@@ -317,7 +331,7 @@ nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSampl
 		return call_end(&c, rc);
 	now_us = call_wall_us(&c);
 	for (const struct proc *p = c.sc->procs; p && now_us > lastSeenTimeStamp; p = p->next)
-		if (p->gpu == c.gpu->index && active(p, c.t) && proc_sample(&c, p, util))
+		if (proc_here(&c, p) && active(p, c.t) && proc_sample(&c, p, util))
 			n++;
 	if (n == 0) {
 		rc = NVML_ERROR_NOT_FOUND;
@@ -328,7 +342,7 @@ nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSampl
 		for (const struct proc *p = c.sc->procs; p; p = p->next) {
 			nvmlProcessUtilizationSample_t *s = &utilization[i];
 
-			if (p->gpu != c.gpu->index || !active(p, c.t) || !proc_sample(&c, p, util))
+			if (!proc_here(&c, p) || !active(p, c.t) || !proc_sample(&c, p, util))
 				continue;
 			memset(s, 0, sizeof(*s));
 			s->pid = p->pid;

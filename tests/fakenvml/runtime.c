@@ -333,7 +333,7 @@ call_gpu_of(const struct call *c, nvmlDevice_t device)
 	size_t i;
 
 	if (p < base || p >= base + sizeof(handles))
-		return NULL;
+		return mig_gpu_of(c->sc, device);
 	i = (p - base) / sizeof(handles[0]);
 	return i < c->sc->nr_gpus ? &c->sc->gpus[i] : NULL;
 }

@@ -104,6 +104,35 @@ static const char *const gpu_num_keys[GK__COUNT] = {
 	[GK_POWER_AVERAGE] = "power_average",
 	[GK_MEMORY_FREE] = "memory_free",
 	[GK_EVENT_TYPES] = "event_types",
+	[GK_NVLINK_DOWN] = "nvlink_down",
+	[GK_NVLINK_VERSION] = "nvlink_version",
+	[GK_NVLINK_REPLAY] = "nvlink_replay",
+	[GK_NVLINK_RECOVERY] = "nvlink_recovery",
+	[GK_NVLINK_CRC_FLIT] = "nvlink_crc_flit",
+	[GK_NVLINK_CRC_DATA] = "nvlink_crc_data",
+	[GK_NVLINK_TX] = "nvlink_tx",
+	[GK_NVLINK_RX] = "nvlink_rx",
+	[GK_VIOL_POWER] = "violation_power",
+	[GK_VIOL_THERMAL] = "violation_thermal",
+	[GK_VIOL_SYNC_BOOST] = "violation_sync_boost",
+	[GK_VIOL_BOARD_LIMIT] = "violation_board_limit",
+	[GK_VIOL_LOW_UTIL] = "violation_low_utilization",
+	[GK_VIOL_RELIABILITY] = "violation_reliability",
+	[GK_VIOL_APP_CLOCKS] = "violation_app_clocks",
+	[GK_VIOL_BASE_CLOCKS] = "violation_base_clocks",
+	[GK_GPM_SUPPORTED] = "gpm_supported",
+	[GK_GPM_GRAPHICS_UTIL] = "gpm_graphics_util",
+	[GK_GPM_SM_UTIL] = "gpm_sm_util",
+	[GK_GPM_SM_OCCUPANCY] = "gpm_sm_occupancy",
+	[GK_GPM_TENSOR_UTIL] = "gpm_tensor_util",
+	[GK_GPM_DRAM_BW_UTIL] = "gpm_dram_bw_util",
+	[GK_GPM_FP64_UTIL] = "gpm_fp64_util",
+	[GK_GPM_FP32_UTIL] = "gpm_fp32_util",
+	[GK_GPM_FP16_UTIL] = "gpm_fp16_util",
+	[GK_GPM_PCIE_TX] = "gpm_pcie_tx",
+	[GK_GPM_PCIE_RX] = "gpm_pcie_rx",
+	[GK_GPM_NVLINK_TX] = "gpm_nvlink_tx",
+	[GK_GPM_NVLINK_RX] = "gpm_nvlink_rx",
 };
 
 static const char *const gpu_str_keys[GS__COUNT] = {
@@ -127,6 +156,7 @@ enum section {
 	SEC_SYSTEM,
 	SEC_GPU,
 	SEC_PROCESS,
+	SEC_MIG,
 };
 
 #define MAX_SEEN 128
@@ -139,6 +169,7 @@ struct parser {
 	enum section sec;
 	bool seen_system;
 	struct gpu *gpu;
+	struct gpu *mig; /* the [mig] section's device, a MIG device of gpu */
 	struct proc *proc;
 	struct proc **proc_tail;
 	/* keys of the current section, to refuse repeats; a hash of each first */
@@ -969,10 +1000,39 @@ process_key(struct parser *p, const char *key, const char *value)
 	return perr(p, "unknown key '%s' in [process]", key);
 }
 
+/* a [mig] section: the MIG keys, then those of [gpu] (memory, name, uuid, faults) */
+static int
+mig_key(struct parser *p, const char *key, const char *value)
+{
+	struct gpu *m = p->mig, *parent = p->gpu;
+	int rc;
+
+	if (key_is(key, "profile"))
+		return set_string(p, &m->profile, value);
+	if (key_is(key, "gpu_instance") || key_is(key, "compute_instance") ||
+	    key_is(key, "multiprocessor_count")) {
+		unsigned int *slot = key[0] == 'g'   ? &m->gpu_instance
+		                     : key[0] == 'c' ? &m->compute_instance
+		                                     : &m->sm_count;
+
+		if (!parse_uint(value, slot) || *slot > 64)
+			return perr(p, "%s: expected a number up to 64", key);
+		return 0;
+	}
+	p->gpu = m;
+	rc = gpu_key(p, key, value);
+	p->gpu = parent;
+	return rc;
+}
+
 /* checks what only the end of a section can tell */
 static int
 end_section(struct parser *p)
 {
+	if (p->sec == SEC_MIG && p->mig->gpu_instance == NVML_INSTANCE_ID_NONE) {
+		p->line = p->mig->mig_line;
+		return perr(p, "[mig] needs a 'gpu_instance' key");
+	}
 	if (p->sec == SEC_PROCESS && p->proc->gpu == UINT_MAX) {
 		p->line = p->proc->line;
 		return perr(p, "[process %u] needs a 'gpu' key", p->proc->pid);
@@ -1014,6 +1074,27 @@ begin_section(struct parser *p, char *inner)
 		/* the default bus id: 00000000:XX:00.0 with XX the index + 1 */
 		p->gpu->pci_bus = p->gpu->index + 1;
 		p->sec = SEC_GPU;
+		return 0;
+	}
+	if (!strcmp(name, "mig") && !*arg) {
+		struct gpu *m;
+
+		if (!p->gpu)
+			return perr(p, "[mig] before any [gpu]: it belongs to the [gpu] above it");
+		if (p->gpu->nr_mig == FAKE_MAX_MIG)
+			return perr(p, "more than %d MIG devices on GPU %u", FAKE_MAX_MIG,
+			            p->gpu->index);
+		m = sc_alloc(p->sc, sizeof(*m));
+		if (!m)
+			return perr(p, "out of memory");
+		m->parent = p->gpu;
+		m->index = p->gpu->index;
+		m->mig_index = p->gpu->nr_mig;
+		m->gpu_instance = NVML_INSTANCE_ID_NONE;
+		m->mig_line = p->line;
+		p->gpu->mig[p->gpu->nr_mig++] = m;
+		p->mig = m;
+		p->sec = SEC_MIG;
 		return 0;
 	}
 	if (!strcmp(name, "process")) {
@@ -1109,6 +1190,8 @@ parse_line(struct parser *p, char *line)
 		return gpu_key(p, key, value);
 	case SEC_PROCESS:
 		return process_key(p, key, value);
+	case SEC_MIG:
+		return mig_key(p, key, value);
 	case SEC_NONE:
 		break;
 	}
@@ -1170,6 +1253,18 @@ finish(struct parser *p)
 		format_bus_ids(&sc->gpus[i]);
 		if (check_nvlinks(p, g))
 			return -1;
+		for (unsigned int k = 0; k < g->nr_mig; k++) {
+			for (unsigned int j = 0; j < k; j++) {
+				if (g->mig[j]->gpu_instance == g->mig[k]->gpu_instance &&
+				    g->mig[j]->compute_instance == g->mig[k]->compute_instance) {
+					p->line = g->mig[k]->mig_line;
+					return perr(p, "[mig]: GPU %u has two MIG devices %u:%u",
+					            g->index, g->mig[k]->gpu_instance,
+					            g->mig[k]->compute_instance);
+				}
+			}
+			mig_finish(g->mig[k]);
+		}
 		/* an Xid past the period would never happen: time wraps before it */
 		if (sc->period > 0 && g->nr_xids && g->xids[g->nr_xids - 1].t >= sc->period) {
 			p->line = g->xid_line;

@@ -606,7 +606,7 @@ def child_full_raw(c, args):
 
     # stubs: every other name answers NOT_SUPPORTED
     for name in ("nvmlDeviceGetPciInfoExt", "nvmlSystemEventSetWait", "nvmlSystemRegisterEvents",
-                 "nvmlSystemEventSetCreate", "nvmlDeviceGetMigDeviceHandleByIndex", "nvmlUnitGetCount",
+                 "nvmlSystemEventSetCreate", "nvmlDeviceCreateGpuInstance", "nvmlUnitGetCount",
                  "nvmlDeviceGetRunningProcessDetailList", "nvmlInternalGetExportTable"):
         c.rc(fn(name)(h0, None, None, None), NOT_SUPPORTED, "%s: NOT_SUPPORTED" % name)
     L.nvmlErrorString.restype = c_char_p
@@ -1202,6 +1202,41 @@ def child_events_period(c, args):
     fn("nvmlShutdown")()
 
 
+def child_nvlink_raw(c, args):
+    """tests/scenarios/nvlink.scn at t = 160: NVLink and violation calls, bad arguments."""
+    c.rc(fn("nvmlInit_v2")(), SUCCESS, "nvmlInit_v2")
+    h = handle(0)
+    n, state = c_ulonglong(), c_uint()
+    errc = fn("nvmlDeviceGetNvLinkErrorCounter")
+    errc.argtypes = [c_void_p, c_uint, c_uint, c_void_p]
+    c.rc(errc(h, 3, 2, byref(n)), SUCCESS, "CRC flit counter of link 3")
+    c.eq(n.value, 4 * 2500, "link 3 answers 4 times the key's value")
+    c.rc(errc(h, 5, 2, byref(n)), SUCCESS, "a link without a peer answers")
+    c.eq(n.value, 0, "... 0")
+    c.rc(errc(h, 0, 4, byref(n)), NOT_SUPPORTED, "the ECC counter (4): NOT_SUPPORTED")
+    c.rc(errc(h, 0, 5, byref(n)), INVALID_ARGUMENT, "counter 5: INVALID_ARGUMENT")
+    c.rc(errc(h, 18, 0, byref(n)), INVALID_ARGUMENT, "link 18: INVALID_ARGUMENT")
+    c.rc(errc(h, 0, 0, None), INVALID_ARGUMENT, "NULL: INVALID_ARGUMENT")
+    st = fn("nvmlDeviceGetNvLinkState")
+    st.argtypes = [c_void_p, c_uint, c_void_p]
+    c.rc(st(h, 2, byref(state)), SUCCESS, "state of link 2")
+    c.eq(state.value, 0, "link 2 down at t = 160 (nvlink_down)")
+    pci = (ctypes.c_char * 68)()
+    rpci = fn("nvmlDeviceGetNvLinkRemotePciInfo_v2")
+    rpci.argtypes = [c_void_p, c_uint, c_void_p]
+    c.rc(rpci(h, 2, pci), NOT_SUPPORTED, "remote PCI info of the down link: NOT_SUPPORTED")
+    c.rc(rpci(h, 1, pci), SUCCESS, "remote PCI info of link 1, up")
+    viol = (c_ulonglong * 2)()
+    vs = fn("nvmlDeviceGetViolationStatus")
+    vs.argtypes = [c_void_p, c_uint, c_void_p]
+    c.rc(vs(h, 3, viol), SUCCESS, "board-limit violation time")
+    c.eq(viol[1], 16000000000, "... in ns")
+    c.eq(viol[0], int((1767225600 + 160) * 1e6), "referenceTime: the fake's wall clock, us")
+    c.rc(vs(h, 7, viol), INVALID_ARGUMENT, "policy 7: INVALID_ARGUMENT")
+    c.rc(vs(handle(1), 0, viol), NOT_SUPPORTED, "no violation key: NOT_SUPPORTED")
+    fn("nvmlShutdown")()
+
+
 def child_doc_example(c, args):
     """The example of docs/scenario-format.md, which must stay a valid scenario."""
     import pynvml as N
@@ -1366,6 +1401,55 @@ def child_topology_pynvml(c, args):
     N.nvmlShutdown()
 
 
+def child_mig_pynvml(c, args):
+    """tests/scenarios/mig.scn: the [mig] sections as nvidia-ml-py sees MIG devices."""
+    import pynvml as N
+    N.nvmlInit()
+    g = N.nvmlDeviceGetHandleByIndex(0)
+    c.eq(N.nvmlDeviceGetCount(), 1, "MIG devices are not counted as GPUs")
+    c.eq(N.nvmlDeviceGetMigMode(g), [1, 1], "MIG mode on")
+    c.eq(N.nvmlDeviceGetMaxMigDeviceCount(g), 7, "seven MIG slots")
+    # nvidia-ml-py returns the c_uint itself here
+    is_mig = lambda h: getattr(N.nvmlDeviceIsMigDeviceHandle(h), "value",
+                               N.nvmlDeviceIsMigDeviceHandle(h))
+    c.eq(is_mig(g), 0, "the GPU's handle is not a MIG handle")
+    m = [N.nvmlDeviceGetMigDeviceHandleByIndex(g, i) for i in (0, 1)]
+    c.raises(lambda: N.nvmlDeviceGetMigDeviceHandleByIndex(g, 2), NOT_FOUND,
+             "slot 2 holds no MIG device: NOT_FOUND")
+    c.raises(lambda: N.nvmlDeviceGetMigDeviceHandleByIndex(g, 7), INVALID_ARGUMENT,
+             "slot 7: INVALID_ARGUMENT")
+    c.eq([is_mig(h) for h in m], [1, 1], "MIG handles")
+    c.eq([N.nvmlDeviceGetUUID(h) for h in m],
+         ["MIG-44444444-5555-6666-7777-888888880100", "MIG-6e1c8b0a-2f3d-5b7e-9a41-c0d2e3f4a5b6"],
+         "MIG UUIDs: the default one, and the scenario's")
+    c.eq(N.nvmlDeviceGetName(m[0]), "NVIDIA H100 80GB HBM3 MIG 3g.40gb", "the default name")
+    c.eq([N.nvmlDeviceGetGpuInstanceId(h) for h in m], [1, 2], "GPU instance ids")
+    c.eq([N.nvmlDeviceGetComputeInstanceId(h) for h in m], [0, 0], "compute instance ids")
+    c.raises(lambda: N.nvmlDeviceGetGpuInstanceId(g), NOT_SUPPORTED,
+             "a whole GPU has no GPU instance id")
+    mem = N.nvmlDeviceGetMemoryInfo(m[0])
+    c.eq((mem.total, mem.used), (40448 * MiB, 20013 * MiB), "a MIG device's own memory")
+    mem = N.nvmlDeviceGetMemoryInfo(m[1], version=N.nvmlMemory_v2)
+    c.eq((mem.total, mem.used), (40448 * MiB, 9013 * MiB), "and through the v2 struct")
+    c.raises(lambda: N.nvmlDeviceGetUtilizationRates(m[0]), NOT_SUPPORTED,
+             "a MIG device's utilisation: NOT_SUPPORTED")
+    a = N.nvmlDeviceGetAttributes(m[0])
+    c.eq((a.multiprocessorCount, a.gpuInstanceSliceCount, a.computeInstanceSliceCount,
+          a.memorySizeMB), (60, 3, 3, 40448), "attributes: SMs, slices, memory in MiB")
+    c.raises(lambda: N.nvmlDeviceGetAttributes(g), NOT_SUPPORTED,
+             "a whole GPU's attributes: NOT_SUPPORTED")
+    parent = N.nvmlDeviceGetDeviceHandleFromMigDeviceHandle(m[1])
+    c.eq(N.nvmlDeviceGetUUID(parent), N.nvmlDeviceGetUUID(g), "back from the MIG handle to the GPU")
+    c.eq(N.nvmlDeviceGetPciInfo(m[0]).busId, N.nvmlDeviceGetPciInfo(g).busId,
+         "a MIG device is on its GPU's bus")
+    procs = N.nvmlDeviceGetComputeRunningProcesses(g)
+    c.eq(sorted((p.pid, p.gpuInstanceId, p.computeInstanceId) for p in procs),
+         [(1001, 1, 0), (2002, 2, 0)], "the GPU lists its processes with their instance ids")
+    c.eq([[p.pid for p in N.nvmlDeviceGetComputeRunningProcesses(h)] for h in m], [[1001], [2002]],
+         "a MIG handle lists the processes of its instance")
+    N.nvmlShutdown()
+
+
 def child_topology_raw(c, args):
     """full.scn: no topology keys; bad handles; the legacy struct of the plain RemotePciInfo."""
     c.rc(fn("nvmlInit_v2")(), SUCCESS, "nvmlInit_v2")
@@ -1411,6 +1495,115 @@ def child_topology_legacy(c, args):
 def child_stubs(c, args):
     c.rc(fn("nvmlInit_v2")(), SUCCESS, "the stubs/ copy loads and works")
     c.eq(get_string("nvmlDeviceGetName", handle(0))[1], "NVIDIA H100 80GB HBM3", "name")
+    fn("nvmlShutdown")()
+
+
+def gpm_get(N, s1, s2, ids):
+    """nvmlGpmMetricsGet through pynvml's struct: {id: (nvmlReturn, value, (short, long, unit))}."""
+    mg = N.c_nvmlGpmMetricsGet_t()
+    mg.version = N.NVML_GPM_METRICS_GET_VERSION
+    mg.numMetrics = len(ids)
+    mg.sample1, mg.sample2 = s1, s2
+    for i, mid in enumerate(ids):
+        mg.metrics[i].metricId = mid
+    N.nvmlGpmMetricsGet(mg)
+    return {m.metricId: (m.nvmlReturn, m.value, (m.metricInfo.shortName, m.metricInfo.longName,
+                                                  m.metricInfo.unit))
+            for m in mg.metrics[:len(ids)]}
+
+
+def child_gpm_pynvml(c, args):
+    """tests/scenarios/gpm.scn: GPM through nvidia-ml-py, as a client that samples twice."""
+    import pynvml as N
+    N.nvmlInit()
+    h = [N.nvmlDeviceGetHandleByIndex(i) for i in range(3)]
+    c.eq([N.nvmlGpmQueryDeviceSupport(x).isSupportedDevice for x in h], [1, 1, 0],
+         "isSupportedDevice: the H100s (metric keys, gpm_supported = 1), not the A100")
+    s1, s2 = N.nvmlGpmSampleAlloc(), N.nvmlGpmSampleAlloc()
+    N.nvmlGpmSampleGet(h[0], s1)
+    N.nvmlGpmSampleGet(h[0], s2)
+    ids = (1, 2, 3, 5, 10, 11, 12, 13, 20, 21, 60, 61)
+    got = gpm_get(N, s1, s2, ids)
+    want = (99.5, 93.2, 41.5, 62.8, 47.5, 0, 11.2, 8.5, 812.5, 3100, 121500, 118000)
+    c.eq([got[i][:2] for i in ids], [(SUCCESS, w) for w in want],
+         "GPU 0: every metric is its key's value, rates in MiB/s")
+    c.eq(got[2][2], (b"sm_util", b"SM activity", b"%"), "metricInfo of SM_UTIL")
+    c.eq(got[20][2][2], b"MiB/sec", "metricInfo unit of PCIE_TX_PER_SEC")
+    N.nvmlGpmSampleGet(h[1], s1)
+    N.nvmlGpmSampleGet(h[1], s2)
+    got = gpm_get(N, s1, s2, (2, 60, 61, 4))
+    c.eq([got[i][:2] for i in (2, 60, 61, 4)],
+         [(SUCCESS, 0.8), (NOT_SUPPORTED, 0), (NOT_SUPPORTED, 0), (NOT_SUPPORTED, 0)],
+         "GPU 1: N/A and an id the fake does not compute answer NOT_SUPPORTED per metric")
+    c.raises(lambda: N.nvmlGpmSampleGet(h[2], s1), NOT_SUPPORTED,
+             "a GPU without GPM: nvmlGpmSampleGet NOT_SUPPORTED")
+    N.nvmlGpmSampleGet(h[0], s2)
+    c.raises(lambda: gpm_get(N, s1, s2, (2,)), INVALID_ARGUMENT,
+             "samples of two GPUs: INVALID_ARGUMENT")
+    N.nvmlGpmSampleFree(s1)
+    c.raises(lambda: gpm_get(N, s1, s2, (2,)), INVALID_ARGUMENT,
+             "a freed sample: INVALID_ARGUMENT")
+    c.raises(lambda: N.nvmlGpmSampleFree(s1), INVALID_ARGUMENT,
+             "a sample freed twice: INVALID_ARGUMENT")
+    N.nvmlGpmSampleFree(s2)
+    N.nvmlShutdown()
+
+
+class GpmSupport(Structure):
+    _fields_ = [("version", c_uint), ("isSupportedDevice", c_uint)]
+
+
+class GpmMetric(Structure):
+    _fields_ = [("metricId", c_uint), ("nvmlReturn", c_uint), ("value", ctypes.c_double),
+                ("shortName", c_char_p), ("longName", c_char_p), ("unit", c_char_p)]
+
+
+class GpmMetricsGet(Structure):
+    """nvmlGpmMetricsGet_t with a short metrics array: the library reads numMetrics of them."""
+    _fields_ = [("version", c_uint), ("numMetrics", c_uint), ("sample1", c_void_p),
+                ("sample2", c_void_p), ("metrics", GpmMetric * 4)]
+
+
+def child_gpm_raw(c, args):
+    """GPM through ctypes: layouts, version words, NULLs, time order, scenario time."""
+    c.eq((sizeof(GpmMetric), GpmMetricsGet.metrics.offset, sizeof(GpmSupport)), (40, 24, 8),
+         "the layouts of nvml.h")
+    s1, s2 = c_void_p(), c_void_p()
+    c.rc(fn("nvmlGpmSampleAlloc")(byref(s1)), UNINITIALIZED, "SampleAlloc before nvmlInit")
+    fn("nvmlInit_v2")()
+    h = handle(0)
+    sup = GpmSupport(version=2)
+    c.rc(fn("nvmlGpmQueryDeviceSupport")(h, byref(sup)), ARGUMENT_VERSION_MISMATCH,
+         "QueryDeviceSupport, version 2: ARGUMENT_VERSION_MISMATCH")
+    c.rc(fn("nvmlGpmQueryDeviceSupport")(h, None), INVALID_ARGUMENT, "QueryDeviceSupport(NULL)")
+    c.rc(fn("nvmlGpmSampleAlloc")(None), INVALID_ARGUMENT, "SampleAlloc(NULL)")
+    c.rc(fn("nvmlGpmSampleAlloc")(byref(s1)), SUCCESS, "SampleAlloc")
+    fn("nvmlGpmSampleAlloc")(byref(s2))
+    c.rc(fn("nvmlGpmSampleGet")(h, None), INVALID_ARGUMENT, "SampleGet(NULL sample)")
+    mg = GpmMetricsGet(version=1, numMetrics=1)
+    mg.sample1, mg.sample2 = s1, s2
+    mg.metrics[0].metricId = 2
+    c.rc(fn("nvmlGpmMetricsGet")(byref(mg)), INVALID_ARGUMENT, "MetricsGet of samples not taken")
+    fn("nvmlGpmSampleGet")(h, s1)
+    fn("nvmlGpmSampleGet")(h, s2)
+    mg.version = 2
+    c.rc(fn("nvmlGpmMetricsGet")(byref(mg)), ARGUMENT_VERSION_MISMATCH,
+         "MetricsGet, version 2: ARGUMENT_VERSION_MISMATCH")
+    mg.version, mg.numMetrics = 1, 478
+    c.rc(fn("nvmlGpmMetricsGet")(byref(mg)), INVALID_ARGUMENT,
+         "MetricsGet of more than NVML_GPM_METRIC_MAX metrics")
+    c.rc(fn("nvmlGpmMetricsGet")(None), INVALID_ARGUMENT, "MetricsGet(NULL)")
+    mg.numMetrics = 1
+    t = float(os.environ["FAKE_NVML_TIME"])
+    c.rc(fn("nvmlGpmMetricsGet")(byref(mg)), SUCCESS, "MetricsGet")
+    # h100x8.scn GPU 0: gpm_sm_util = square 1 91 30 0.8
+    c.eq((mg.metrics[0].nvmlReturn, mg.metrics[0].value), (SUCCESS, square(t, 1, 91, 30, 0.8)),
+         "the value of gpm_sm_util at t=%g" % t)
+    mg.sample1, mg.sample2 = s2, s1
+    c.rc(fn("nvmlGpmMetricsGet")(byref(mg)), SUCCESS, "two samples of one time, either order")
+    fn("nvmlGpmSampleFree")(s1)
+    fn("nvmlGpmSampleFree")(s2)
+    c.rc(fn("nvmlGpmSampleGet")(h, s1), INVALID_ARGUMENT, "SampleGet into a freed sample")
     fn("nvmlShutdown")()
 
 
@@ -1594,6 +1787,7 @@ def main():
     run_child(tap, "lost_live", current, faults)
     run_child(tap, "threads", current, faults, 22)
     run_child(tap, "cc", current, os.path.join(SCN, "cc.scn"), 0)
+    run_child(tap, "mig_pynvml", current, os.path.join(ROOT, "tests", "scenarios", "mig.scn"), 0)
     events = os.path.join(SCN, "events.scn")
     run_child(tap, "events_pynvml", current, events, env={"FAKE_NVML_SPEED": "10"})
     run_child(tap, "events_raw", current, events, env={"FAKE_NVML_SPEED": "10"})
@@ -1613,6 +1807,8 @@ def main():
         with open(recurring, "w") as f:
             f.write("[system]\nperiod = 2\n[gpu]\nxid = 0.5:31 1.5:32\n")
         run_child(tap, "events_period", current, recurring, env={"FAKE_NVML_SPEED": "10"})
+        run_child(tap, "nvlink_raw", current, os.path.join(ROOT, "tests/scenarios/nvlink.scn"),
+                  160, env={"FAKE_NVML_EPOCH": "1767225600"})
         log = os.path.join(tmp, "calls.log")
         with open(log, "w") as f:
             f.write("earlier line kept (O_APPEND)\n")
@@ -1649,6 +1845,9 @@ def main():
         run_child(tap, "topology_switch", current, scn)
     run_child(tap, "topology_raw", current, full, 12)
     run_child(tap, "topology_legacy", legacy, queue)
+    run_child(tap, "gpm_pynvml", current, os.path.join(ROOT, "tests/scenarios/gpm.scn"), 0)
+    for t in (3, 27):  # h100x8.scn's training GPU busy, then stalled
+        run_child(tap, "gpm_raw", current, os.path.join(ROOT, "data/demo/h100x8.scn"), t)
     run_child(tap, "legacy", legacy, full, 12)
     run_child(tap, "stubs", stubs, full, 12)
     check_valgrind(tap, d)

@@ -50,11 +50,13 @@ link_peer(const struct call *c, unsigned int link, const struct gpu **peer)
 {
 	const struct gpu *g = c->gpu;
 
-	if (!g->has_nvlink)
-		return NVML_ERROR_NOT_SUPPORTED;
-	if (link >= NVML_NVLINK_MAX_LINKS)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (link >= g->nr_nvlinks)
+	nvmlReturn_t rc;
+	bool active;
+
+	rc = fake_nvlink_link(c, link, &active);
+	if (rc != NVML_SUCCESS)
+		return rc;
+	if (!active)
 		return NVML_ERROR_NOT_SUPPORTED;
 	*peer = g->nvlink_peer[link] == FAKE_NVLINK_SWITCH ? NULL
 	                                                   : &c->sc->gpus[g->nvlink_peer[link]];
@@ -78,25 +80,23 @@ switch_pci_info(unsigned int link, nvmlPciInfo_t *pci, bool v1)
 	return NVML_SUCCESS;
 }
 
-/* Links past the list are there but down, as on a board with a bridge on some of them. */
+/*
+ * Links past the list are there but down, as on a board with a bridge on some
+ * of them; `nvlink_down` takes links of the list down.
+ */
 FAKE_API nvmlReturn_t
 nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive)
 {
 	struct call c;
 	nvmlReturn_t rc = call_device(&c, __func__, device);
-	const struct gpu *peer;
+	bool active;
 
 	if (rc == NVML_SUCCESS && !isActive)
 		rc = NVML_ERROR_INVALID_ARGUMENT;
-	if (rc == NVML_SUCCESS) {
-		rc = link_peer(&c, link, &peer);
-		if (rc == NVML_ERROR_NOT_SUPPORTED && c.gpu->has_nvlink) {
-			*isActive = NVML_FEATURE_DISABLED;
-			rc = NVML_SUCCESS;
-		} else if (rc == NVML_SUCCESS) {
-			*isActive = NVML_FEATURE_ENABLED;
-		}
-	}
+	if (rc == NVML_SUCCESS)
+		rc = fake_nvlink_link(&c, link, &active);
+	if (rc == NVML_SUCCESS)
+		*isActive = active ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
 	return call_end(&c, rc);
 }
 

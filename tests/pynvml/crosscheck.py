@@ -66,9 +66,113 @@ NOT_AVAILABLE = (1 << 64) - 1
 NO_INSTANCE = 0xFFFFFFFF
 MiB = 1 << 20
 
+# NVLink error counters as gpuscope shows them per link (docs/json-schema.md `nvlink`)
+NVLINK_ERRORS = (("crc_flit_errors", "NVML_NVLINK_ERROR_DL_CRC_FLIT"),
+                 ("crc_data_errors", "NVML_NVLINK_ERROR_DL_CRC_DATA"),
+                 ("replay_errors", "NVML_NVLINK_ERROR_DL_REPLAY"),
+                 ("recovery_errors", "NVML_NVLINK_ERROR_DL_RECOVERY"))
+NVLINK_TOTALS = (("nvlink_tx_bytes", "tx_bytes"), ("nvlink_rx_bytes", "rx_bytes"),
+                 ("nvlink_crc_flit_errors", "crc_flit_errors"),
+                 ("nvlink_crc_data_errors", "crc_data_errors"),
+                 ("nvlink_replay_errors", "replay_errors"),
+                 ("nvlink_recovery_errors", "recovery_errors"))
+# violation counters: JSON key (seconds), NVML perf policy (ns)
+VIOLATIONS = (("violation_power_seconds", "NVML_PERF_POLICY_POWER"),
+              ("violation_thermal_seconds", "NVML_PERF_POLICY_THERMAL"),
+              ("violation_sync_boost_seconds", "NVML_PERF_POLICY_SYNC_BOOST"),
+              ("violation_board_limit_seconds", "NVML_PERF_POLICY_BOARD_LIMIT"),
+              ("violation_low_utilization_seconds", "NVML_PERF_POLICY_LOW_UTILIZATION"),
+              ("violation_reliability_seconds", "NVML_PERF_POLICY_RELIABILITY"),
+              ("violation_app_clocks_seconds", "NVML_PERF_POLICY_TOTAL_APP_CLOCKS"),
+              ("violation_base_clocks_seconds", "NVML_PERF_POLICY_TOTAL_BASE_CLOCKS"))
+
+# GPM metrics as gpuscope shows them: JSON key, NVML metric id, scale, a percentage
+GPM_KEYS = (("prof_graphics_active_percent", 1, 1, True),
+            ("prof_sm_active_percent", 2, 1, True),
+            ("prof_sm_occupancy_percent", 3, 1, True),
+            ("prof_tensor_active_percent", 5, 1, True),
+            ("prof_dram_active_percent", 10, 1, True),
+            ("prof_fp64_active_percent", 11, 1, True),
+            ("prof_fp32_active_percent", 12, 1, True),
+            ("prof_fp16_active_percent", 13, 1, True),
+            ("prof_pcie_tx_bytes_per_second", 20, MiB, False),  # NVML: MiB/s
+            ("prof_pcie_rx_bytes_per_second", 21, MiB, False),
+            ("prof_nvlink_tx_bytes_per_second", 61, MiB, False),
+            ("prof_nvlink_rx_bytes_per_second", 60, MiB, False))
+
 # ---------------------------------------------------------------------------
 # The child: read everything gpuscope reports through pynvml, as raw values
 # ---------------------------------------------------------------------------
+
+
+def mig_read(N, h):
+    """The MIG devices of GPU h as pynvml sees them (gpuscope's order: by slot)."""
+    try:
+        if N.nvmlDeviceGetMigMode(h)[0] != 1:
+            return []
+        slots = N.nvmlDeviceGetMaxMigDeviceCount(h)
+    except N.NVMLError:
+        return []
+    out = []
+    for k in range(min(slots, 64)):
+        try:
+            m = N.nvmlDeviceGetMigDeviceHandleByIndex(h, k)
+        except N.NVMLError:
+            continue
+        d = {"index": k}
+        for key, fn in (("uuid", N.nvmlDeviceGetUUID), ("name", N.nvmlDeviceGetName),
+                        ("gi", N.nvmlDeviceGetGpuInstanceId),
+                        ("ci", N.nvmlDeviceGetComputeInstanceId)):
+            try:
+                d[key] = fn(m)
+            except N.NVMLError:
+                d[key] = None
+        d["sm"] = None
+        try:
+            d["sm"] = N.nvmlDeviceGetAttributes(m).multiprocessorCount or None
+        except N.NVMLError:
+            # the legacy library has only the plain name, which gpuscope falls back to
+            try:
+                a = N.c_nvmlDeviceAttributes()
+                fn = N._nvmlGetFunctionPointer("nvmlDeviceGetAttributes")
+                N._nvmlCheckReturn(fn(m, ctypes.byref(a)))
+                d["sm"] = a.multiprocessorCount or None
+            except N.NVMLError:
+                pass
+        d["memory"] = (None, None)
+        for version in (N.nvmlMemory_v2, None):  # the legacy library has only the plain one
+            try:
+                mem = N.nvmlDeviceGetMemoryInfo(m, version) if version else \
+                    N.nvmlDeviceGetMemoryInfo(m)
+                d["memory"] = (mem.total, mem.used)
+                break
+            except N.NVMLError:
+                pass
+        out.append(d)
+    return out
+
+
+def compare_mig(doc, child):
+    """Mismatches between gpuscope's MIG devices (gpus[] with "mig") and pynvml's."""
+    bad = []
+    have = [(d["mig"]["parent"], d) for d in doc.get("gpus", []) if d.get("mig")]
+    want = [(i, m) for i, g in enumerate(child["gpus"]) for m in g.get("mig") or []]
+    if len(have) != len(want):
+        return ["MIG devices: gpuscope %d, pynvml %d" % (len(have), len(want))]
+    for (hp, d), (wp, m) in zip(have, want):
+        prof = m["name"].rsplit(" MIG ", 1)[1] if m["name"] and " MIG " in m["name"] else None
+        for key, got, exp in (("parent", hp, wp), ("index", d.get("index"), m["index"]),
+                              ("uuid", d.get("uuid"), m["uuid"]), ("name", d.get("name"), m["name"]),
+                              ("gpu_instance", d["mig"].get("gpu_instance"), m["gi"]),
+                              ("compute_instance", d["mig"].get("compute_instance"), m["ci"]),
+                              ("profile", d["mig"].get("profile"), prof),
+                              ("sm_count", d["mig"].get("sm_count"), m["sm"]),
+                              ("memory_total_bytes", d.get("memory_total_bytes"), m["memory"][0]),
+                              ("memory_used_bytes", d.get("memory_used_bytes"), m["memory"][1])):
+            if got != exp:
+                bad.append("MIG device %s of GPU %s %s: gpuscope %s, pynvml %s"
+                           % (m["index"], wp, key, show(got), show(exp)))
+    return bad
 
 
 def child_read(since_us, cc_layout):
@@ -157,6 +261,75 @@ def child_read(since_us, cc_layout):
         return out
     if not hasattr(N.nvmlLib, "gpuscope_fake_nvml_scenario"):
         raise SystemExit("pynvml loaded a libnvidia-ml.so.1 that is not the fake")
+
+    def gpm_read(h):
+        """GPM: two samples (at the same scenario time), the metrics between them."""
+        if not N.nvmlGpmQueryDeviceSupport(h).isSupportedDevice:
+            return {}
+        s1, s2 = N.nvmlGpmSampleAlloc(), N.nvmlGpmSampleAlloc()
+        try:
+            N.nvmlGpmSampleGet(h, s1)
+            N.nvmlGpmSampleGet(h, s2)
+            mg = N.c_nvmlGpmMetricsGet_t()
+            mg.version = N.NVML_GPM_METRICS_GET_VERSION
+            mg.numMetrics = len(GPM_KEYS)
+            mg.sample1, mg.sample2 = s1, s2
+            for i, (_, mid, _, _) in enumerate(GPM_KEYS):
+                mg.metrics[i].metricId = mid
+            N.nvmlGpmMetricsGet(mg)
+            return {str(m.metricId): (m.nvmlReturn, m.value)
+                    for m in mg.metrics[:len(GPM_KEYS)]}
+        finally:
+            N.nvmlGpmSampleFree(s1)
+            N.nvmlGpmSampleFree(s2)
+
+    def nvlink_read(h):
+        """NVLink link by link, as gpuscope reads it: the state, the version, the four
+        data-link error counters, then the data sent and received (fields 138 and 139,
+        scopeId the link) of every link there in one call; a link that answers
+        NOT_SUPPORTED or INVALID_ARGUMENT is not there."""
+        def one(fn, *args):
+            try:
+                return fn(*args)
+            except N.NVMLError as e:
+                if code(e) in (GPU_IS_LOST, RESET_REQUIRED):
+                    raise
+                return None
+        links = []
+        for link in range(18):
+            try:
+                active = N.nvmlDeviceGetNvLinkState(h, link)
+            except N.NVMLError as e:
+                if code(e) in (GPU_IS_LOST, RESET_REQUIRED):
+                    raise
+                continue
+            ln = {"link": link, "active": active == 1,
+                  "version": one(N.nvmlDeviceGetNvLinkVersion, h, link) or None}
+            for key, c in NVLINK_ERRORS:
+                ln[key] = one(N.nvmlDeviceGetNvLinkErrorCounter, h, link, getattr(N, c))
+            links.append(ln)
+        if links:
+            ids = [(fid, ln["link"]) for ln in links for fid in (138, 139)]
+            fv = one(N.nvmlDeviceGetFieldValues, h, ids)
+            for i, (fid, link) in enumerate(ids):
+                ln = next(x for x in links if x["link"] == link)
+                key = "tx_bytes" if fid == 138 else "rx_bytes"
+                ok = fv is not None and fv[i].nvmlReturn == SUCCESS
+                ln[key] = fv[i].value.ullVal * 1024 if ok else None
+        return links
+
+    def violation(h, policy):
+        return N.nvmlDeviceGetViolationStatus(h, policy).violationTime
+
+    def temperature(h):
+        """nvmlDeviceGetTemperatureV first; the deprecated call where it is absent,
+        NOT_SUPPORTED or of another struct version."""
+        try:
+            return N.nvmlDeviceGetTemperatureV(h, N.NVML_TEMPERATURE_GPU)
+        except N.NVMLError as e:
+            if code(e) not in (NOT_SUPPORTED, FUNCTION_NOT_FOUND, 25):
+                raise
+        return N.nvmlDeviceGetTemperature(h, N.NVML_TEMPERATURE_GPU)
 
     def sys_call(fn):
         try:
@@ -273,7 +446,7 @@ def child_read(since_us, cc_layout):
             v = rd("util_" + key, fn, h)
             if v is not None:
                 raw["util_" + key] = v[0]
-        rd("temperature", N.nvmlDeviceGetTemperature, h, N.NVML_TEMPERATURE_GPU)
+        rd("temperature", temperature, h)
         rd("margin", N.nvmlDeviceGetMarginTemperature, h)
         fv = rd("fields", N.nvmlDeviceGetFieldValues, h,
                 [N.NVML_FI_DEV_MEMORY_TEMP, N.NVML_FI_DEV_POWER_INSTANT,
@@ -327,6 +500,11 @@ def child_read(since_us, cc_layout):
         rd("retired_pending", N.nvmlDeviceGetRetiredPagesPendingStatus, h)
         rd("remapped", N.nvmlDeviceGetRemappedRows, h)
         rd("encoder_stats", N.nvmlDeviceGetEncoderStats, h)
+        for key, policy in VIOLATIONS:
+            rd(key, violation, h, getattr(N, policy))
+        rd("nvlink", nvlink_read, h)
+        rd("gpm", gpm_read, h)
+        g["mig"] = mig_read(N, h)
 
         # processes: a GPU found lost above is not asked
         g["lists"] = {}
@@ -378,7 +556,9 @@ def scenario_files():
             files += sorted(os.path.join(d, f) for f in os.listdir(p) if f.endswith(".scn"))
     if os.path.isfile(os.path.join(ROOT, "data/demo/h100x8.scn")):
         files.append("data/demo/h100x8.scn")
-    return files
+    # CROSSCHECK_ONLY=nvlink,h100x2: only the scenarios whose path has one of these
+    only = [w for w in os.environ.get("CROSSCHECK_ONLY", "").split(",") if w]
+    return [f for f in files if not only or any(w in f for w in only)]
 
 
 def scn_lines(text):
@@ -584,7 +764,10 @@ def reason_names(mask):
             ("nvmlClocksEventReasonSwThermalSlowdown", "sw_thermal_slowdown"),
             ("nvmlClocksEventReasonHwThermalSlowdown", "hw_thermal_slowdown"),
             ("nvmlClocksEventReasonHwPowerBrakeSlowdown", "hw_power_brake_slowdown"),
-            ("nvmlClocksEventReasonDisplayClockSetting", "display_clock_setting"))
+            ("nvmlClocksEventReasonDisplayClockSetting", "display_clock_setting"),
+            # NVML 13's, which nvidia-ml-py names as throttle reasons only
+            ("nvmlClocksThrottleReasonBoardLimit", "board_limit"),
+            ("nvmlClocksThrottleReasonReliability", "reliability"))
     return [name for c, name in bits if mask & getattr(N, c)]
 
 
@@ -597,7 +780,9 @@ DECIMALS = {"power_draw_watts": 2, "power_draw_instant_watts": 2,
             "power_min_limit_watts": 2, "power_max_limit_watts": 2,
             "energy_consumed_joules": 3, "sm_utilization_percent": 1,
             "memory_utilization_percent": 1, "encoder_utilization_percent": 1,
-            "decoder_utilization_percent": 1}
+            "decoder_utilization_percent": 1,
+            **{k: 1 for k, _, _, pct in GPM_KEYS if pct},
+            **{k: 3 for k, _ in VIOLATIONS}}
 
 IDENTITY = ("name", "uuid", "serial", "pci_bus_id", "pci_device_id", "pci_subsystem_id",
             "vbios_version", "inforom_image_version", "board_part_number", "brand",
@@ -748,6 +933,25 @@ def expected_gpu(g):
     for i, jkey in enumerate(("encoder_sessions", "encoder_average_fps",
                               "encoder_average_latency_us")):
         put(jkey, None if es is None else es[i], said("encoder_stats"))
+    gm = raw.get("gpm") or {}
+    for jkey, mid, scale, pct in GPM_KEYS:
+        r, v = gm.get(str(mid), (None, None))
+        good = (r == SUCCESS and math.isfinite(v) and v >= 0 and not (pct and v > 100.5))
+        put(jkey, min(v, 100) * scale if good and pct else v * scale if good else None,
+            "metric %d: %s" % (mid, "ret %s value %s" % (r, v) if gm else said("gpm")))
+    for jkey, _ in VIOLATIONS:
+        scaled(jkey, jkey, 1e-9, "ns")
+    links = raw.get("nvlink")
+    put("nvlink", links or None, said("nvlink") if not links else "%d links" % len(links))
+    put("nvlink_links_active", sum(ln["active"] for ln in links) if links else None,
+        said("nvlink") if not links else "%d links" % len(links))
+    for jkey, key in NVLINK_TOTALS:
+        vals = [ln[key] for ln in links or []]
+        put(jkey, sum(vals) if vals and None not in vals else None,
+            "%s of %d links: %s" % (key, len(vals), vals) if vals else said("nvlink"))
+    # not at a device's first read (the 20 ms call), so never in a one-shot status
+    put("pcie_tx_bytes_per_second", None, "not read by a one-shot status")
+    put("pcie_rx_bytes_per_second", None, "not read by a one-shot status")
     watch = g.get("xid_watch", "no handle")
     put("xid_errors", [] if watch is None else None,
         "registered for Xid events" if watch is None else "registration: error %s" % watch
@@ -857,7 +1061,8 @@ def compare_status(doc, child, since_us, proc_root):
         if nv.get(key, "missing") != want:
             bad.append("nvidia.%s: gpuscope %s, pynvml %s" % (key, show(nv.get(key, "missing")),
                                                               show(shown)))
-    gpus = doc.get("gpus", [])
+    bad += compare_mig(doc, child)
+    gpus = [d for d in doc.get("gpus", []) if not d.get("mig")]
     if len(gpus) != child["count"]:
         bad.append("GPU count: gpuscope %d, pynvml %d" % (len(gpus), child["count"]))
     procs_have = {(p.get("gpu_index"), p.get("pid")): p for p in doc.get("processes", [])}

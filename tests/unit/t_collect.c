@@ -116,7 +116,8 @@ test_caching(void)
 	collector_close(c);
 	is_int(calls("nvmlDeviceGetFanSpeed", "0"), 1,
 	       "a NOT_SUPPORTED call is asked once, then remembered");
-	is_int(calls("nvmlDeviceGetTemperature", "0"), 3, "a supported call is asked every sample");
+	is_int(calls("nvmlDeviceGetTemperatureV", "0"), 3,
+	       "a supported call is asked every sample");
 	is_int(calls("nvmlDeviceGetPcieThroughput", "0") +
 	               calls("nvmlDeviceGetPcieThroughput", "1"),
 	       0, "the 20 ms PCIe throughput call is never made");
@@ -361,7 +362,8 @@ test_layouts(void)
 	gpu_snapshot_init(&s);
 	collector_sample(c, &s, COLLECT_PROCS, &err);
 	ok(find(&s, 0, 1001) && find(&s, 0, 1001)->v[PF_GPU_INSTANCE] == 1, "MIG GPU instance id");
-	ok(find(&s, 0, 2002) && find(&s, 0, 2002)->v[PF_COMPUTE_INSTANCE] == 0,
+	/* on MIG device 1 of GPU 0 (t_mig.c) */
+	ok(find(&s, 1, 2002) && find(&s, 1, 2002)->v[PF_COMPUTE_INSTANCE] == 0,
 	   "MIG compute instance id");
 	ok(find(&s, 0, 1001) && !proc_has(find(&s, 0, 1001), PF_SM_UTIL),
 	   "per-process utilisation unknown under MIG, not 0");

@@ -411,6 +411,57 @@ test_power(void)
 	ok(only_ok(), "power limit at its default: fine");
 }
 
+/* NVLink on d: 18 links there, 0..3 wired, up unless in down; errs on link 1 */
+static void
+set_links(struct gpu_device *d, unsigned down, uint64_t errs)
+{
+	d->nr_nvlink = GPU_MAX_NVLINK;
+	for (unsigned k = 0; k < GPU_MAX_NVLINK; k++) {
+		d->nvlink[k].present = true;
+		d->nvlink[k].active = k < 4 && !(down >> k & 1);
+		d->nvlink[k].valid = (1u << NL__COUNT) - 1;
+	}
+	d->nvlink[1].v[NL_REPLAY] = errs;
+	dev_set(d, GF_NVLINK_LINKS_ACTIVE, 4 - __builtin_popcount(down & 0xF));
+}
+
+/* NVLink: n samples, link 1's replays errs[i], links down[i] */
+static void
+nvlink_series(size_t n, const unsigned *down, const uint64_t *errs)
+{
+	struct gpu_snapshot s[4];
+
+	for (size_t i = 0; i < n; i++) {
+		gpu_snapshot_init(&s[i]);
+		s[i].time = 1000 + 10.0 * (double)i;
+		set_links(add_gpu(&s[i], 0, 90), down[i], errs[i]);
+	}
+	check(s, n);
+	for (size_t i = 0; i < n; i++)
+		gpu_snapshot_release(&s[i]);
+}
+
+static void
+test_nvlink(void)
+{
+	const struct dr_finding *f;
+
+	nvlink_series(1, (const unsigned[]){ 0 }, (const uint64_t[]){ 7 });
+	ok(only_ok(), "links 0-3 up, 4-17 never wired, old errors: fine");
+	nvlink_series(1, (const unsigned[]){ 1u << 2 }, (const uint64_t[]){ 0 });
+	f = find_id(&rep, "health.nvlink.down");
+	ok(f && f->severity == DR_WARNING && says(f, "link 2 down"),
+	   "link 2 down below link 3 that is up: warning");
+	nvlink_series(2, (const unsigned[]){ 0, 1u << 3 }, (const uint64_t[]){ 0, 0 });
+	ok(sev_of("health.nvlink.down") == DR_WARNING, "window: link 3 was up, now down: warning");
+	nvlink_series(2, (const unsigned[]){ 0, 0 }, (const uint64_t[]){ 5, 9 });
+	f = find_id(&rep, "health.nvlink.errors");
+	ok(f && f->severity == DR_WARNING && says(f, "link 1"),
+	   "window: link 1's replays rose: warning");
+	nvlink_series(2, (const unsigned[]){ 0, 0 }, (const uint64_t[]){ 9, 9 });
+	ok(only_ok(), "window: errors that do not rise: fine");
+}
+
 static void
 test_pcie(void)
 {
@@ -598,6 +649,7 @@ main(void)
 	test_fan();
 	test_power();
 	test_pcie();
+	test_nvlink();
 	test_memory();
 	test_state();
 	test_clocks();
