@@ -42,6 +42,7 @@
 #define STAT_CAP      4096
 #define CMDLINE_CAP   4096
 #define CGROUP_CAP    (64 * 1024)
+#define ENVIRON_CAP   (256 * 1024)
 #define MOUNTINFO_CAP (4 * 1024 * 1024)
 #define PASSWD_CAP    (16 * 1024 * 1024)
 
@@ -67,7 +68,18 @@ struct user_ent {
 #define STATIC_REFRESH 10.0
 
 /* The strings of a process kept in its cpu_ent, in the order they are stored. */
-enum kept_str { K_NAME, K_USER, K_CONTAINER, K_POD, K_CGROUP, K_CMDLINE, K_NR };
+enum kept_str {
+	K_NAME,
+	K_USER,
+	K_CONTAINER,
+	K_POD,
+	K_CGROUP,
+	K_CMDLINE,
+	K_SLURM_JOB,
+	K_SLURM_STEP,
+	K_SLURM_USER,
+	K_NR
+};
 
 /*
  * What the previous samples saw of one process: CPU times, for CPU % over an
@@ -88,11 +100,46 @@ struct cpu_ent {
 	clockid_t clk;    /* the process's CPU-time clock, when statm_fd is open */
 	bool has_prev;    /* prev_* hold a sample */
 	bool have_static; /* the fields below hold a full read of this process */
-	uint8_t kept;     /* bit K_*: strs holds that string (unset: unknown) */
+	uint16_t kept;    /* bit K_*: strs holds that string (unset: unknown) */
 	uint32_t uid;
 	double static_at; /* clock_mono() of that read */
 	const char *runtime;
 	char *strs; /* owned: the strings of kept, in enum kept_str's order, each with its NUL */
+};
+
+/* --- Kubernetes names ------------------------------------------------------ */
+
+/*
+ * What the kubelet leaves on the node names pods and containers: a
+ * directory /var/log/pods/<namespace>_<pod>_<uid>/ per pod, holding one
+ * directory per container, and a symbolic link
+ * /var/log/containers/<pod>_<namespace>_<container>-<id>.log per container.
+ * Namespaces, pod and container names are DNS labels or subdomains, so '_'
+ * splits them. Both listings are read at most every KUBE_REFRESH seconds,
+ * and only when some process is in a pod or container.
+ */
+#define KUBE_REFRESH 5.0
+#define KUBE_MAX     8192 /* entries kept of each listing */
+
+struct kube_pod {
+	char *uid, *ns, *name;
+	char *dir;      /* its directory under var/log/pods */
+	char *only_ctr; /* the name of its one container directory, when it has one */
+	bool ctr_read;  /* only_ctr was looked for */
+};
+
+struct kube_ctr {
+	char id[65]; /* the full id, 64 hex digits */
+	char *name;
+};
+
+struct kube_cache {
+	bool loaded;
+	double at;            /* clock_mono() of the last listing */
+	struct kube_pod *pod; /* sorted by uid */
+	size_t nr_pod, alloc_pod;
+	struct kube_ctr *ctr; /* sorted by id */
+	size_t nr_ctr, alloc_ctr;
 };
 
 struct procinfo_ctx {
@@ -121,6 +168,8 @@ struct procinfo_ctx {
 	bool uptime_ok;
 	double uptime; /* seconds since boot */
 	double now;    /* seconds since the epoch */
+
+	struct kube_cache kube; /* the kubelet's pod and container names */
 
 	struct strbuf sb; /* the file being parsed */
 };
@@ -673,6 +722,214 @@ procinfo_container(const char *cgroup_text, char *id, size_t id_size, const char
 	return container_and_path(cgroup_text, id, id_size, runtime, pod, pod_size, NULL);
 }
 
+/* --- Slurm jobs ------------------------------------------------------------ */
+
+/*
+ * Slurm's special step ids, as an environment may carry them: since 20.11
+ * 0xfffffffa..0xfffffffc (interactive, batch, extern), before it 0xfffffffe
+ * (batch) and 0xffffffff (extern).
+ */
+static const char *
+special_step(uint64_t id)
+{
+	switch (id) {
+	case 0xfffffffaull:
+		return "interactive";
+	case 0xfffffffbull:
+	case 0xfffffffeull:
+		return "batch";
+	case 0xfffffffcull:
+	case 0xffffffffull:
+		return "extern";
+	default:
+		return NULL;
+	}
+}
+
+/* Is [s, s+n) a decimal number that fits a uint32_t (Slurm's ids)? */
+static bool
+span_u32(const char *s, size_t n, uint64_t *v)
+{
+	const char *p = s;
+
+	if (!n || n > 10 || !parse_u64(&p, s + n, v) || p != s + n)
+		return false;
+	return *v <= UINT32_MAX;
+}
+
+/* A step name as Slurm writes it in a cgroup path: a number, batch, extern, interactive. */
+static bool
+step_name_ok(const char *s, size_t n)
+{
+	uint64_t v;
+
+	return span_u32(s, n, &v) || parse_span_is(s, s + n, "batch") ||
+	       parse_span_is(s, s + n, "extern") || parse_span_is(s, s + n, "interactive");
+}
+
+static bool
+ends_with(const char *c, size_t n, const char *suffix)
+{
+	size_t sl = strlen(suffix);
+
+	return n >= sl && !memcmp(c + n - sl, suffix, sl);
+}
+
+/*
+ * One cgroup path in Slurm's layouts: v1 "/slurm[_<node>]/uid_<uid>/job_<id>
+ * /step_<step>/task_<n>", v2 "/system.slice/[<node>_]slurmstepd.scope/job_<id>
+ * /step_<step>/user/task_<n>" (or ".../step_<step>/slurm" for slurmstepd).
+ * A job_ component counts only right after uid_ or the scope, so that a
+ * user's own cgroup named job_1 is not taken for one.
+ */
+static bool
+slurm_path(const char *path, size_t len, struct procinfo_slurm *s)
+{
+	const char *p = path, *end = path + len;
+	bool anchor = false, in_job = false;
+	int64_t uid = -1;
+
+	while (p < end) {
+		const char *slash = memchr(p, '/', (size_t)(end - p));
+		const char *cend = slash ? slash : end;
+		size_t n = (size_t)(cend - p);
+		uint64_t v;
+
+		p = slash ? slash + 1 : end;
+		if (!n)
+			continue;
+		if (in_job) {
+			if (n > 5 && !memcmp(cend - n, "step_", 5) &&
+			    step_name_ok(cend - n + 5, n - 5))
+				snprintf(s->step, sizeof(s->step), "%.*s", (int)(n - 5),
+				         cend - n + 5);
+			break;
+		}
+		if (anchor && n > 4 && !memcmp(cend - n, "job_", 4) &&
+		    span_u32(cend - n + 4, n - 4, &v)) {
+			snprintf(s->job, sizeof(s->job), "%.*s", (int)(n - 4), cend - n + 4);
+			s->uid = uid;
+			in_job = true;
+			continue;
+		}
+		anchor = false;
+		uid = -1;
+		if (n > 4 && !memcmp(cend - n, "uid_", 4) && span_u32(cend - n + 4, n - 4, &v)) {
+			anchor = true;
+			uid = (int64_t)v;
+		} else if (ends_with(cend - n, n, "slurmstepd.scope")) {
+			anchor = true;
+		}
+	}
+	return in_job;
+}
+
+bool
+procinfo_slurm_cgroup(const char *cgroup_text, struct procinfo_slurm *s)
+{
+	struct procinfo_slurm v1;
+	struct cg_line l;
+	bool v1_found = false;
+
+	memset(s, 0, sizeof(*s));
+	s->uid = -1;
+	if (!cgroup_text)
+		return false;
+	for (const char *t = cgroup_text; next_cg_line(&t, &l);) {
+		struct procinfo_slurm cur;
+
+		memset(&cur, 0, sizeof(cur));
+		cur.uid = -1;
+		if (!slurm_path(l.path, l.len, &cur))
+			continue;
+		/* the unified hierarchy names where the process really runs */
+		if (l.v2) {
+			*s = cur;
+			return true;
+		}
+		if (!v1_found) {
+			v1 = cur;
+			v1_found = true;
+		}
+	}
+	if (v1_found)
+		*s = v1;
+	return v1_found;
+}
+
+/* The value of NAME=value in a NUL-separated environment, or NULL. */
+static const char *
+env_get(const char *env, size_t len, const char *name, size_t *vlen)
+{
+	size_t nl = strlen(name);
+
+	for (const char *p = env, *end = env + len; p < end;) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+		const char *eol = nul ? nul : end;
+
+		if ((size_t)(eol - p) > nl && !memcmp(p, name, nl) && p[nl] == '=') {
+			*vlen = (size_t)(eol - p - nl - 1);
+			return p + nl + 1;
+		}
+		p = nul ? nul + 1 : end;
+	}
+	return NULL;
+}
+
+/* A decimal id of the environment, or false. */
+static bool
+env_u32(const char *env, size_t len, const char *name, uint64_t *v)
+{
+	size_t n;
+	const char *s = env_get(env, len, name, &n);
+
+	return s && span_u32(s, n, v);
+}
+
+/* A user name fit to show: printable, no blanks. */
+static bool
+user_ok(const char *s, size_t n)
+{
+	if (!n || n >= sizeof(((struct procinfo_slurm *)0)->user))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 0x7f)
+			return false;
+	return true;
+}
+
+bool
+procinfo_slurm_environ(const char *env, size_t len, struct procinfo_slurm *s)
+{
+	uint64_t job, step, ajob, atask;
+	const char *u;
+	size_t n;
+
+	memset(s, 0, sizeof(*s));
+	s->uid = -1;
+	if (!env)
+		return false;
+	if (!env_u32(env, len, "SLURM_JOB_ID", &job) && !env_u32(env, len, "SLURM_JOBID", &job))
+		return false;
+	if (env_u32(env, len, "SLURM_ARRAY_JOB_ID", &ajob) &&
+	    env_u32(env, len, "SLURM_ARRAY_TASK_ID", &atask))
+		snprintf(s->job, sizeof(s->job), "%" PRIu64 "_%" PRIu64, ajob, atask);
+	else
+		snprintf(s->job, sizeof(s->job), "%" PRIu64, job);
+	if (env_u32(env, len, "SLURM_STEP_ID", &step) || env_u32(env, len, "SLURM_STEPID", &step)) {
+		const char *sp = special_step(step);
+
+		if (sp)
+			snprintf(s->step, sizeof(s->step), "%s", sp);
+		else
+			snprintf(s->step, sizeof(s->step), "%" PRIu64, step);
+	}
+	u = env_get(env, len, "SLURM_JOB_USER", &n);
+	if (u && user_ok(u, n))
+		snprintf(s->user, sizeof(s->user), "%.*s", (int)n, u);
+	return true;
+}
+
 /* --- user names ------------------------------------------------------------ */
 
 /* Index of uid in the sorted cache, or where it would go. */
@@ -1027,6 +1284,219 @@ replace_str(char **dst, char *s)
 	*dst = s;
 }
 
+static char *
+dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+/* --- Kubernetes names: lookups ------------------------------------------ */
+
+static void
+kube_clear(struct kube_cache *k)
+{
+	for (size_t i = 0; i < k->nr_pod; i++) {
+		free(k->pod[i].uid);
+		free(k->pod[i].ns);
+		free(k->pod[i].name);
+		free(k->pod[i].dir);
+		free(k->pod[i].only_ctr);
+	}
+	for (size_t i = 0; i < k->nr_ctr; i++)
+		free(k->ctr[i].name);
+	k->nr_pod = k->nr_ctr = 0;
+}
+
+static int
+cmp_kube_pod(const void *a, const void *b)
+{
+	return strcmp(((const struct kube_pod *)a)->uid, ((const struct kube_pod *)b)->uid);
+}
+
+static int
+cmp_kube_ctr(const void *a, const void *b)
+{
+	return strcmp(((const struct kube_ctr *)a)->id, ((const struct kube_ctr *)b)->id);
+}
+
+/* "<namespace>_<pod>_<uid>" */
+static void
+kube_add_pod(struct kube_cache *k, const char *d)
+{
+	const char *u1 = strchr(d, '_'), *u2 = u1 ? strchr(u1 + 1, '_') : NULL;
+	struct kube_pod *e;
+
+	if (!u1 || !u2 || u1 == d || u2 == u1 + 1 || !u2[1] || strchr(u2 + 1, '_'))
+		return;
+	ALLOC_GROW(k->pod, k->nr_pod + 1, k->alloc_pod);
+	e = &k->pod[k->nr_pod++];
+	memset(e, 0, sizeof(*e));
+	e->ns = xstrndup(d, (size_t)(u1 - d));
+	e->name = xstrndup(u1 + 1, (size_t)(u2 - u1 - 1));
+	e->uid = xstrdup(u2 + 1);
+	e->dir = xstrdup(d);
+}
+
+/* "<pod>_<namespace>_<container>-<64 hex>.log" */
+static void
+kube_add_ctr(struct kube_cache *k, const char *d)
+{
+	size_t n = strlen(d);
+	const char *u1, *u2, *id;
+	struct kube_ctr *e;
+
+	if (n < 4 + 65 + 5 || strcmp(d + n - 4, ".log"))
+		return;
+	id = d + n - 4 - 64;
+	if (id[-1] != '-' || !is_hex_id(id, 64))
+		return;
+	u1 = strchr(d, '_');
+	u2 = u1 ? strchr(u1 + 1, '_') : NULL;
+	if (!u2 || u2 + 1 >= id - 1)
+		return;
+	ALLOC_GROW(k->ctr, k->nr_ctr + 1, k->alloc_ctr);
+	e = &k->ctr[k->nr_ctr++];
+	memcpy(e->id, id, 64);
+	e->id[64] = '\0';
+	e->name = xstrndup(u2 + 1, (size_t)(id - 1 - u2 - 1));
+}
+
+/* Call add for each entry of root/rel not starting with '.', at most KUBE_MAX. */
+static void
+kube_list(const char *root, const char *rel, struct kube_cache *k,
+          void (*add)(struct kube_cache *, const char *), const size_t *nr)
+{
+	char full[4096];
+	struct dirent *de;
+	DIR *d;
+
+	path_join(full, sizeof(full), root, rel);
+	d = opendir(full);
+	if (!d)
+		return;
+	while (*nr < KUBE_MAX && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			add(k, de->d_name);
+	closedir(d);
+}
+
+static void
+kube_load(struct procinfo_ctx *ctx)
+{
+	struct kube_cache *k = &ctx->kube;
+	const char *root = ctx->cfg->root ? ctx->cfg->root : "/";
+	double now = clock_mono();
+
+	if (k->loaded && now - k->at < KUBE_REFRESH)
+		return;
+	kube_clear(k);
+	k->loaded = true;
+	k->at = now;
+	kube_list(root, "var/log/pods", k, kube_add_pod, &k->nr_pod);
+	kube_list(root, "var/log/containers", k, kube_add_ctr, &k->nr_ctr);
+	if (k->nr_pod)
+		qsort(k->pod, k->nr_pod, sizeof(*k->pod), cmp_kube_pod);
+	if (k->nr_ctr)
+		qsort(k->ctr, k->nr_ctr, sizeof(*k->ctr), cmp_kube_ctr);
+}
+
+static struct kube_pod *
+kube_find_pod(struct kube_cache *k, const char *uid)
+{
+	size_t lo = 0, hi = k->nr_pod;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(k->pod[mid].uid, uid);
+
+		if (!c)
+			return &k->pod[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* The container whose id starts with the 12 (or more) hex digits of id. */
+static const struct kube_ctr *
+kube_find_ctr(const struct kube_cache *k, const char *id)
+{
+	size_t lo = 0, hi = k->nr_ctr, n = strlen(id);
+
+	if (n < CONTAINER_ID_LEN || n > 64)
+		return NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strncmp(k->ctr[mid].id, id, n);
+
+		if (!c)
+			return &k->ctr[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* The name of a pod's one container directory (its logs), read once. */
+static const char *
+kube_only_ctr(const char *root, struct kube_pod *pod)
+{
+	char rel[600], full[4096];
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *d;
+
+	if (pod->ctr_read)
+		return pod->only_ctr;
+	pod->ctr_read = true;
+	if (!path_fmt(rel, sizeof(rel), "var/log/pods/%s", pod->dir))
+		return NULL;
+	path_join(full, sizeof(full), root, rel);
+	d = opendir(full);
+	if (!d)
+		return NULL;
+	while ((de = readdir(d)) && n < 2) {
+		if (de->d_name[0] == '.')
+			continue;
+		n++;
+		free(pod->only_ctr);
+		pod->only_ctr = xstrdup(de->d_name);
+	}
+	closedir(d);
+	if (n != 1) {
+		free(pod->only_ctr);
+		pod->only_ctr = NULL;
+	}
+	return pod->only_ctr;
+}
+
+/* Pod and container names of a process in a pod or container, when the kubelet's files say. */
+static void
+kube_names(struct procinfo_ctx *ctx, struct gpu_proc *p)
+{
+	struct kube_cache *k = &ctx->kube;
+	const struct kube_ctr *c = NULL;
+	struct kube_pod *pod = NULL;
+
+	if (!p->pod && !p->container)
+		return;
+	kube_load(ctx);
+	if (p->pod && (pod = kube_find_pod(k, p->pod))) {
+		replace_str(&p->pod_namespace, xstrdup(pod->ns));
+		replace_str(&p->pod_name, xstrdup(pod->name));
+	}
+	if (p->container)
+		c = kube_find_ctr(k, p->container);
+	if (c)
+		replace_str(&p->container_name, xstrdup(c->name));
+	else if (pod && kube_only_ctr(ctx->cfg->root ? ctx->cfg->root : "/", pod))
+		replace_str(&p->container_name, xstrdup(pod->only_ctr));
+}
+
 /* Returns false when the status file lacks what every process has. */
 static bool
 apply_status(struct procinfo_ctx *ctx, struct gpu_proc *p)
@@ -1100,11 +1570,63 @@ apply_cmdline(struct procinfo_ctx *ctx, struct gpu_proc *p)
 	replace_str(&p->cmdline, xstrndup(sb->buf, n));
 }
 
+/*
+ * The Slurm job of p: its user from the job's cgroup (v1's uid_<uid>), or
+ * the environment's SLURM_JOB_USER, else the owner of the process (the job
+ * runs as its user).
+ */
+static void
+apply_slurm(struct procinfo_ctx *ctx, struct gpu_proc *p, const struct procinfo_slurm *s)
+{
+	const char *user = p->user;
+
+	if (s->user[0])
+		user = s->user;
+	else if (s->uid >= 0)
+		user = user_name(ctx, (uint32_t)s->uid);
+	replace_str(&p->slurm_job, xstrdup(s->job));
+	replace_str(&p->slurm_step, s->step[0] ? xstrdup(s->step) : NULL);
+	replace_str(&p->slurm_user, dup_or_null(user));
+}
+
+/*
+ * Can a process without a job cgroup still be a Slurm job's? Not one in a
+ * container: a job's container runs in the job's cgroup, or in none of its
+ * own (enroot). Anywhere else it can: slurmstepd's children stay in
+ * slurmd's cgroup (system.slice/slurmd.service), or in whatever cgroup
+ * slurmd was started from (a login session, "/" on a host without systemd).
+ * So a container host's GPU processes cost no fifth file.
+ */
+static bool
+may_be_slurm_job(const struct gpu_proc *p)
+{
+	return !p->container;
+}
+
+/*
+ * Without a job cgroup (proctrack/linuxproc, no cgroup plugin), the job
+ * Slurm started a process in is in its environment, which only root and its
+ * owner may read: a refusal is no failure. Read after the cgroup file, into
+ * the same buffer.
+ */
+static void
+slurm_from_environ(struct procinfo_ctx *ctx, struct gpu_proc *p)
+{
+	struct procinfo_slurm s;
+
+	if (p->slurm_job || !may_be_slurm_job(p) ||
+	    read_pid_file(ctx, p->pid, "environ", ENVIRON_CAP) < 0)
+		return;
+	if (procinfo_slurm_environ(ctx->sb.buf, ctx->sb.len, &s))
+		apply_slurm(ctx, p, &s);
+}
+
 /* Returns false when no line of the file could be parsed. */
 static bool
 apply_cgroup(struct procinfo_ctx *ctx, struct gpu_proc *p)
 {
 	char id[CONTAINER_ID_LEN + 1], pod[64];
+	struct procinfo_slurm sl;
 	const char *rt;
 	struct cg_line shown;
 
@@ -1113,6 +1635,8 @@ apply_cgroup(struct procinfo_ctx *ctx, struct gpu_proc *p)
 		p->container_runtime = rt;
 		replace_str(&p->pod, pod[0] ? xstrdup(pod) : NULL);
 	}
+	if (procinfo_slurm_cgroup(ctx->sb.buf, &sl))
+		apply_slurm(ctx, p, &sl);
 	if (!shown.path)
 		return false;
 	replace_str(&p->cgroup, xstrndup(shown.path, shown.len));
@@ -1161,6 +1685,7 @@ fill_rest(struct procinfo_ctx *ctx, struct gpu_proc *p, bool *partial)
 		*partial |= !apply_cgroup(ctx, p);
 	else if (rc != E_NOTFOUND)
 		*partial = true;
+	slurm_from_environ(ctx, p);
 	return 0;
 }
 
@@ -1180,12 +1705,6 @@ same_pid_ns(struct procinfo_ctx *ctx, uint32_t pid)
 		return false;
 	ns[n] = '\0';
 	return !strcmp(ns, ctx->self_ns);
-}
-
-static char *
-dup_or_null(const char *s)
-{
-	return s ? xstrdup(s) : NULL;
 }
 
 /* The string k kept in e, or NULL when it is unknown. */
@@ -1216,6 +1735,9 @@ keep_strings(struct cpu_ent *e, const struct gpu_proc *p)
 	v[K_POD] = p->pod;
 	v[K_CGROUP] = p->cgroup;
 	v[K_CMDLINE] = p->cmdline;
+	v[K_SLURM_JOB] = p->slurm_job;
+	v[K_SLURM_STEP] = p->slurm_step;
+	v[K_SLURM_USER] = p->slurm_user;
 	free(e->strs);
 	e->strs = NULL;
 	e->kept = 0;
@@ -1229,7 +1751,7 @@ keep_strings(struct cpu_ent *e, const struct gpu_proc *p)
 			continue;
 		memcpy(w, v[k], len[k]);
 		w += len[k];
-		e->kept |= (uint8_t)(1u << k);
+		e->kept |= (uint16_t)(1u << k);
 	}
 	e->runtime = p->container_runtime;
 	/* spread the refreshes of processes first seen together over a few seconds */
@@ -1308,6 +1830,7 @@ refresh_strings(struct procinfo_ctx *ctx, struct gpu_proc *p, bool *partial)
 		*partial |= !apply_cgroup(ctx, p);
 	else
 		*partial |= rc != E_NOTFOUND;
+	slurm_from_environ(ctx, p);
 	return 0;
 }
 
@@ -1405,6 +1928,9 @@ fill_cached(struct procinfo_ctx *ctx, struct gpu_proc *p)
 		replace_str(&p->container, dup_or_null(ent_str(e, K_CONTAINER)));
 		replace_str(&p->pod, dup_or_null(ent_str(e, K_POD)));
 		replace_str(&p->cgroup, dup_or_null(ent_str(e, K_CGROUP)));
+		replace_str(&p->slurm_job, dup_or_null(ent_str(e, K_SLURM_JOB)));
+		replace_str(&p->slurm_step, dup_or_null(ent_str(e, K_SLURM_STEP)));
+		replace_str(&p->slurm_user, dup_or_null(ent_str(e, K_SLURM_USER)));
 		p->container_runtime = e->runtime;
 	}
 	if (!live)
@@ -1591,6 +2117,9 @@ procinfo_free(struct procinfo_ctx *ctx)
 	for (size_t i = 0; i < ctx->nr_cpu; i++)
 		ent_forget_static(ctx, &ctx->cpu[i]);
 	free(ctx->cpu);
+	kube_clear(&ctx->kube);
+	free(ctx->kube.pod);
+	free(ctx->kube.ctr);
 	strbuf_release(&ctx->sb);
 	free(ctx);
 }
@@ -1598,8 +2127,13 @@ procinfo_free(struct procinfo_ctx *ctx)
 int
 procinfo_fill(struct procinfo_ctx *ctx, struct gpu_proc *p, struct err *err)
 {
+	int rc;
+
 	begin_sample(ctx);
-	return fill_one(ctx, p, err);
+	rc = fill_one(ctx, p, err);
+	if (rc == 0)
+		kube_names(ctx, p);
+	return rc;
 }
 
 void
@@ -1615,6 +2149,7 @@ procinfo_enrich(struct procinfo_ctx *ctx, struct gpu_snapshot *snap)
 			gpu_proc_release(p);
 			continue;
 		}
+		kube_names(ctx, p);
 		if (i != j) {
 			snap->proc[j] = *p; /* moves ownership of its strings */
 			memset(p, 0, sizeof(*p));

@@ -11,6 +11,13 @@
  * not read in full again: on procfs its CPU time comes from its CPU-time
  * clock and its memory from its statm file, kept open; its owner, name,
  * command line and cgroup from the cache, read again every 10 to 17 s.
+ *
+ * Attribution: the Slurm job, step and user of a process from its cgroup
+ * (else from SLURM_* in its environment), and the Kubernetes namespace, pod
+ * and container names of its pod uid and container id from what the kubelet
+ * leaves under cfg->root: var/log/pods/<namespace>_<pod>_<uid>/<container>/
+ * and var/log/containers/<pod>_<namespace>_<container>-<id>.log, listed at
+ * most every 5 s.
  */
 #ifndef GPUSCOPE_PROCINFO_H
 #define GPUSCOPE_PROCINFO_H
@@ -67,6 +74,36 @@ void procinfo_enrich(struct procinfo_ctx *ctx, struct gpu_snapshot *snap);
  */
 bool procinfo_container(const char *cgroup_text, char *id, size_t id_size, const char **runtime,
                         char *pod, size_t pod_size);
+
+/*
+ * A process's Slurm job: job id ("1234", or "1234_7" for an array task in
+ * the environment), step ("0", "batch", "extern", "interactive"; "" when
+ * unknown), the job's uid when the cgroup names it (v1's uid_<uid>, else
+ * -1) and its user when the environment does (else "").
+ */
+struct procinfo_slurm {
+	char job[32];
+	char step[16];
+	char user[64];
+	int64_t uid;
+};
+
+/*
+ * Find the Slurm job and step in the text of /proc/<pid>/cgroup, in the
+ * layouts of Slurm's cgroup plugins: v1 ".../slurm[_<node>]/uid_<uid>/
+ * job_<id>/step_<step>/task_<n>" and v2 ".../[<node>_]slurmstepd.scope/
+ * job_<id>/step_<step>/user/task_<n>". The unified line wins, else the first
+ * v1 line that names a job. False, with s->job "", when none does.
+ */
+bool procinfo_slurm_cgroup(const char *cgroup_text, struct procinfo_slurm *s);
+
+/*
+ * The same from a NUL-separated environment (/proc/<pid>/environ) of len
+ * bytes: SLURM_JOB_ID (or SLURM_JOBID), SLURM_ARRAY_JOB_ID with
+ * SLURM_ARRAY_TASK_ID, SLURM_STEP_ID (Slurm's special step ids named) and
+ * SLURM_JOB_USER. False when it names no job.
+ */
+bool procinfo_slurm_environ(const char *env, size_t len, struct procinfo_slurm *s);
 
 /*
  * Read <proc_root>/<pid>/stat (into scratch): the parent pid into *ppid and

@@ -140,6 +140,12 @@ ring_release(struct gpu_snapshot *s)
 		unshare(s->proc[i].cmdline);
 		unshare(s->proc[i].container);
 		unshare(s->proc[i].pod);
+		unshare(s->proc[i].pod_name);
+		unshare(s->proc[i].pod_namespace);
+		unshare(s->proc[i].container_name);
+		unshare(s->proc[i].slurm_job);
+		unshare(s->proc[i].slurm_step);
+		unshare(s->proc[i].slurm_user);
 	}
 	free(s->proc);
 	free(s->dev);
@@ -174,6 +180,12 @@ copy_proc(struct gpu_proc *dst, const struct gpu_proc *src, const struct gpu_pro
 	dst->cmdline = share(src->cmdline, old ? old->cmdline : NULL, bytes);
 	dst->container = share(src->container, old ? old->container : NULL, bytes);
 	dst->pod = share(src->pod, old ? old->pod : NULL, bytes);
+	dst->pod_name = share(src->pod_name, old ? old->pod_name : NULL, bytes);
+	dst->pod_namespace = share(src->pod_namespace, old ? old->pod_namespace : NULL, bytes);
+	dst->container_name = share(src->container_name, old ? old->container_name : NULL, bytes);
+	dst->slurm_job = share(src->slurm_job, old ? old->slurm_job : NULL, bytes);
+	dst->slurm_step = share(src->slurm_step, old ? old->slurm_step : NULL, bytes);
+	dst->slurm_user = share(src->slurm_user, old ? old->slurm_user : NULL, bytes);
 	dst->cgroup = NULL;
 	dst->engine = NULL;
 	dst->nr_engine = 0;

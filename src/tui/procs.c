@@ -25,7 +25,8 @@ static const struct pcol_info pcols[PCOL__COUNT] = {
 	[PCOL_GPUMEM] = { "GPU-Mem", 9, true, true },   [PCOL_SM] = { "GPU%", 4, true, true },
 	[PCOL_ENCDEC] = { "Enc/Dec", 7, true, true },   [PCOL_CPU] = { "CPU%", 5, true, true },
 	[PCOL_RSS] = { "RSS", 6, true, true },          [PCOL_TIME] = { "Time", 8, true, true },
-	[PCOL_CTR] = { "Container", 12, false, false }, [PCOL_CMD] = { "Command", 0, false, false },
+	[PCOL_CTR] = { "Container", 12, false, false }, [PCOL_JOB] = { "Job", 16, false, false },
+	[PCOL_CMD] = { "Command", 0, false, false },
 };
 
 const struct pcol_info *
@@ -113,7 +114,11 @@ matches(const struct proc_view *pv, const struct gpu_snapshot *snap, const struc
 	return strstr(pid, pv->filter) || (p->cmdline && strcasestr(p->cmdline, pv->filter)) ||
 	       (p->name && strcasestr(p->name, pv->filter)) ||
 	       (p->user && strcasestr(p->user, pv->filter)) ||
-	       (p->container && strcasestr(p->container, pv->filter));
+	       (p->container && strcasestr(p->container, pv->filter)) ||
+	       (p->container_name && strcasestr(p->container_name, pv->filter)) ||
+	       (p->slurm_job && strcasestr(p->slurm_job, pv->filter)) ||
+	       (p->pod_name && strcasestr(p->pod_name, pv->filter)) ||
+	       (p->pod_namespace && strcasestr(p->pod_namespace, pv->filter));
 }
 
 /* --- sorting ------------------------------------------------------------------ */
@@ -152,6 +157,7 @@ num_key(const struct gpu_snapshot *snap, const struct gpu_proc *p, enum pcol c)
 	case PCOL_TYPE:
 	case PCOL_USER:
 	case PCOL_CTR:
+	case PCOL_JOB:
 	case PCOL_CMD:
 	case PCOL__COUNT:
 		break;
@@ -169,6 +175,8 @@ str_key(const struct gpu_proc *p, enum pcol c)
 		return p->user;
 	case PCOL_CTR:
 		return p->container;
+	case PCOL_JOB:
+		return p->slurm_job ? p->slurm_job : p->pod_name;
 	case PCOL_CMD:
 		return p->cmdline || p->name ? pv_command(p) : NULL;
 	default:
@@ -179,7 +187,7 @@ str_key(const struct gpu_proc *p, enum pcol c)
 static bool
 is_string_col(enum pcol c)
 {
-	return c == PCOL_TYPE || c == PCOL_USER || c == PCOL_CTR || c == PCOL_CMD;
+	return c == PCOL_TYPE || c == PCOL_USER || c == PCOL_CTR || c == PCOL_JOB || c == PCOL_CMD;
 }
 
 /* Unknown values go last whichever way the list is sorted. */

@@ -30,6 +30,7 @@ enum pcol {
 	PCOL_RSS,
 	PCOL_TIME,
 	PCOL_CTR,
+	PCOL_JOB,
 	PCOL_CMD,
 	PCOL__COUNT
 };

@@ -71,9 +71,9 @@ tui_procs_rebuild(struct tui *t)
 static void
 choose_columns(const struct tui *t, bool *show)
 {
-	static const enum pcol optional[] = { PCOL_CTR, PCOL_ENCDEC, PCOL_RSS, PCOL_CPU,
-		                              PCOL_TIME };
-	bool any_ctr = false, any_media = false;
+	static const enum pcol optional[] = { PCOL_CTR, PCOL_ENCDEC, PCOL_RSS,
+		                              PCOL_CPU, PCOL_TIME,   PCOL_JOB };
+	bool any_ctr = false, any_media = false, any_job = false;
 	int used = 0;
 	const int min_cmd = 17;
 
@@ -81,6 +81,7 @@ choose_columns(const struct tui *t, bool *show)
 		const struct gpu_proc *p = &t->snap.proc[i];
 
 		any_ctr |= p->container != NULL;
+		any_job |= p->slurm_job || (p->pod_namespace && p->pod_name);
 		any_media |= (proc_has(p, PF_ENC_UTIL) && p->v[PF_ENC_UTIL] > 0) ||
 		             (proc_has(p, PF_DEC_UTIL) && p->v[PF_DEC_UTIL] > 0);
 	}
@@ -92,6 +93,10 @@ choose_columns(const struct tui *t, bool *show)
 	if (!any_ctr) {
 		show[PCOL_CTR] = false;
 		used -= (int)pcol_info(PCOL_CTR)->width + 1;
+	}
+	if (!any_job) {
+		show[PCOL_JOB] = false;
+		used -= (int)pcol_info(PCOL_JOB)->width + 1;
 	}
 	if (!any_media) {
 		show[PCOL_ENCDEC] = false;

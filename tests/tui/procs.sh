@@ -37,7 +37,7 @@ check "'<' twice: the column before PID (GPU)" 'sorted by GPU ▲'
 check_order "by GPU, then by PID" "1001 6006 2002 3003 4004 7007"
 keys F6
 check "F6: the sort menu" 'Sort by'
-keys End Up Up Up Enter
+keys End Up Up Up Up Enter
 check "the menu's choice: RSS" 'sorted by RSS ▼'
 check_order "by RSS, largest first, unknown last" "1001 2002 3003 4004 6006 7007"
 keys P

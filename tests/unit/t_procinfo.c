@@ -1252,6 +1252,368 @@ test_fuzz(void)
  * The real /proc, on ourselves: the quick path (no status file) for a process
  * in our own pid namespace gives the same facts status would.
  */
+/* --- Slurm and Kubernetes attribution ----------------------------------------- */
+
+struct slurm_case {
+	const char *what;
+	const char *cgroup;
+	const char *job; /* NULL: none found */
+	const char *step;
+	long uid;
+};
+
+/*
+ * The layouts of Slurm's cgroup plugins. The v1 task path is the one quoted
+ * in rstudio/rstudio#13690 ("/slurm/uid_2687/job_13759490/step_batch/task_0");
+ * the multiple-slurmd prefix "/slurm_${nodename}/uid_.../job_.../step_.../
+ * task_..." from plazonic/cgroup_exporter#5; the v2 node-named scope
+ * "system.slice/slurm-worker-1_slurmstepd.scope/job_4749/step_0/user/task_0"
+ * from NVIDIA/enroot#169; the plain "system.slice/slurmstepd.scope/job_<id>"
+ * from clemsonciti/jobperf#3 and Slurm's cgroup_v2.html.
+ */
+static const struct slurm_case slurm_cases[] = {
+	{ "v1, batch step (rstudio#13690)",
+	  "12:freezer:/slurm/uid_2687/job_13759490/step_batch/task_0\n"
+	  "11:memory:/slurm/uid_2687/job_13759490/step_batch/task_0\n"
+	  "4:cpuset:/slurm/uid_2687/job_13759490/step_batch\n"
+	  "1:name=systemd:/system.slice/slurmd.service\n",
+	  "13759490", "batch", 2687 },
+	{ "v1, multiple-slurmd prefix (cgroup_exporter#5)",
+	  "9:devices:/slurm_gpu-node07/uid_1000/job_42/step_0/task_1\n", "42", "0", 1000 },
+	{ "v1, extern step", "7:memory:/slurm/uid_1002/job_9/step_extern\n", "9", "extern", 1002 },
+	{ "v1, interactive step", "7:memory:/slurm/uid_1002/job_9/step_interactive/task_0\n", "9",
+	  "interactive", 1002 },
+	{ "v2, node-named scope (enroot#169)",
+	  "0::/system.slice/slurm-worker-1_slurmstepd.scope/job_4749/step_0/user/task_0\n", "4749",
+	  "0", -1 },
+	{ "v2, slurmstepd.scope, batch step",
+	  "0::/system.slice/slurmstepd.scope/job_77/step_batch/user/task_0\n", "77", "batch", -1 },
+	{ "v2, the step's slurmstepd", "0::/system.slice/slurmstepd.scope/job_77/step_3/slurm\n",
+	  "77", "3", -1 },
+	{ "v2, the job without a step", "0::/system.slice/slurmstepd.scope/job_5\n", "5", "", -1 },
+	{ "v2, a step name Slurm does not write",
+	  "0::/system.slice/slurmstepd.scope/job_5/step_x\n", "5", "", -1 },
+	{ "v2, the scope's own system cgroup", "0::/system.slice/slurmstepd.scope/system\n", NULL,
+	  NULL, -1 },
+	{ "slurmd itself", "0::/system.slice/slurmd.service\n", NULL, NULL, -1 },
+	{ "a user's own job_1 cgroup is no Slurm job",
+	  "0::/user.slice/user-1000.slice/user@1000.service/job_1/step_0\n", NULL, NULL, -1 },
+	{ "job id not a number", "0::/system.slice/slurmstepd.scope/job_abc/step_0\n", NULL, NULL,
+	  -1 },
+	{ "job id too large", "0::/system.slice/slurmstepd.scope/job_99999999999/step_0\n", NULL,
+	  NULL, -1 },
+	{ "hybrid: v2 at the root, the job in v1",
+	  "11:memory:/slurm/uid_1000/job_8/step_1/task_0\n0::/\n", "8", "1", 1000 },
+	{ "the unified line wins over v1",
+	  "11:memory:/slurm/uid_1000/job_8/step_1\n"
+	  "0::/system.slice/slurmstepd.scope/job_9/step_2/user/task_0\n",
+	  "9", "2", -1 },
+	{ "a docker container", "0::/system.slice/docker-" DOCKER_ID ".scope\n", NULL, NULL, -1 },
+	{ "no newline at the end", "0::/system.slice/slurmstepd.scope/job_6/step_0/user/task_0",
+	  "6", "0", -1 },
+	{ "empty", "", NULL, NULL, -1 },
+};
+
+static void
+test_slurm_cgroup(void)
+{
+	struct procinfo_slurm s;
+
+	for (size_t i = 0; i < sizeof(slurm_cases) / sizeof(slurm_cases[0]); i++) {
+		const struct slurm_case *c = &slurm_cases[i];
+		bool found = procinfo_slurm_cgroup(c->cgroup, &s);
+
+		if (!c->job) {
+			ok(!found && !s.job[0], "slurm cgroup: %s: no job", c->what);
+			continue;
+		}
+		ok(found && !strcmp(s.job, c->job) && !strcmp(s.step, c->step) && s.uid == c->uid,
+		   "slurm cgroup: %s: job %s step '%s' uid %ld (got %s '%s' %ld)", c->what, c->job,
+		   c->step, c->uid, s.job, s.step, (long)s.uid);
+	}
+	ok(!procinfo_slurm_cgroup(NULL, &s), "slurm cgroup: no text");
+}
+
+#define ENV(lit) lit, sizeof(lit) - 1
+
+static void
+test_slurm_environ(void)
+{
+	struct procinfo_slurm s;
+
+	ok(procinfo_slurm_environ(ENV("PATH=/bin\0SLURM_JOB_ID=1234\0SLURM_STEP_ID=0\0"
+	                              "SLURM_JOB_USER=alice\0HOME=/home/alice\0"),
+	                          &s) &&
+	           !strcmp(s.job, "1234") && !strcmp(s.step, "0") && !strcmp(s.user, "alice"),
+	   "slurm environ: job, step and user");
+	ok(procinfo_slurm_environ(ENV("SLURM_JOB_ID=1241\0SLURM_ARRAY_JOB_ID=1234\0"
+	                              "SLURM_ARRAY_TASK_ID=7\0"),
+	                          &s) &&
+	           !strcmp(s.job, "1234_7") && !s.step[0] && !s.user[0],
+	   "slurm environ: an array task is <array job>_<task>");
+	ok(procinfo_slurm_environ(ENV("SLURM_JOB_ID=1241\0SLURM_ARRAY_JOB_ID=1234\0"), &s) &&
+	           !strcmp(s.job, "1241"),
+	   "slurm environ: an array job id without a task id: the job id");
+	ok(procinfo_slurm_environ(ENV("SLURM_JOB_ID=5\0SLURM_STEP_ID=4294967291\0"), &s) &&
+	           !strcmp(s.step, "batch"),
+	   "slurm environ: step 0xfffffffb is the batch step (Slurm 20.11 and later)");
+	ok(procinfo_slurm_environ(ENV("SLURM_JOB_ID=5\0SLURM_STEP_ID=4294967294\0"), &s) &&
+	           !strcmp(s.step, "batch"),
+	   "slurm environ: step 0xfffffffe is the batch step (before 20.11)");
+	ok(procinfo_slurm_environ(ENV("SLURM_JOB_ID=5\0SLURM_STEP_ID=4294967292\0"), &s) &&
+	           !strcmp(s.step, "extern"),
+	   "slurm environ: step 0xfffffffc is the extern step");
+	ok(procinfo_slurm_environ(ENV("SLURM_JOB_ID=5\0SLURM_STEP_ID=4294967290\0"), &s) &&
+	           !strcmp(s.step, "interactive"),
+	   "slurm environ: step 0xfffffffa is the interactive step");
+	ok(procinfo_slurm_environ(ENV("SLURM_JOBID=88\0SLURM_STEPID=2\0"), &s) &&
+	           !strcmp(s.job, "88") && !strcmp(s.step, "2"),
+	   "slurm environ: the old SLURM_JOBID and SLURM_STEPID");
+	ok(procinfo_slurm_environ(ENV("A=1\0SLURM_JOB_ID=99"), &s) && !strcmp(s.job, "99"),
+	   "slurm environ: the last entry without its NUL (cut at the cap)");
+	ok(!procinfo_slurm_environ(ENV("PATH=/bin\0HOME=/root\0"), &s) && !s.job[0],
+	   "slurm environ: no job");
+	ok(!procinfo_slurm_environ(ENV("SLURM_JOB_ID=abc\0"), &s),
+	   "slurm environ: job not a number");
+	ok(!procinfo_slurm_environ(ENV("XSLURM_JOB_ID=5\0SLURM_JOB_IDX=6\0"), &s),
+	   "slurm environ: names that only contain SLURM_JOB_ID");
+	ok(!procinfo_slurm_environ(ENV("SLURM_JOB_ID=\0"), &s), "slurm environ: empty job id");
+	ok(procinfo_slurm_environ(ENV("SLURM_JOB_ID=5\0SLURM_JOB_USER=bad name\0"), &s) &&
+	           !s.user[0],
+	   "slurm environ: a user name with a blank is not taken");
+	ok(!procinfo_slurm_environ(NULL, 0, &s), "slurm environ: none");
+}
+
+static const char bob_status[] =
+        "Name:\ttrain\nUid:\t1002\t1002\t1002\t1002\nNSpid:\t300\nVmRSS:\t     100 kB\n";
+
+static void
+write_environ(const char *root, uint32_t pid, const char *env, size_t len)
+{
+	char dir[4096];
+
+	snprintf(dir, sizeof(dir), "%s/%u", root, pid);
+	write_bytes_at(dir, "environ", env, len);
+}
+
+static void
+test_slurm_fill(void)
+{
+	char root[4096];
+	struct gs_config cfg;
+	struct procinfo_ctx *ctx;
+	struct gpu_proc p;
+
+	tmp_path(root, sizeof(root), "slurm");
+	make_root(root, "100.00 100.00\n", NULL);
+	cfg_for(&cfg, root, passwd_path);
+	ctx = procinfo_new(&cfg);
+
+	/* v1: the job's user is uid_<uid>, alice, whoever owns the process */
+	make_pid(root, 300, bob_status, good_stat, "train", 6,
+	         "11:memory:/slurm/uid_1000/job_13/step_0/task_0\n");
+	is_int(fill(ctx, 300, &p), 0, "slurm v1: filled");
+	ok(p.host == PHOST_OK, "slurm v1: complete");
+	is_str(p.slurm_job, "13", "slurm v1: job");
+	is_str(p.slurm_step, "0", "slurm v1: step");
+	is_str(p.slurm_user, "alice", "slurm v1: the job's user from uid_1000");
+	gpu_proc_release(&p);
+
+	/* v2: the path names no uid: the process's owner */
+	make_pid(root, 301, bob_status, good_stat, "train", 6,
+	         "0::/system.slice/slurmstepd.scope/job_77/step_batch/user/task_0\n");
+	fill(ctx, 301, &p);
+	ok(p.host == PHOST_OK && p.slurm_job && !strcmp(p.slurm_job, "77") && p.slurm_step &&
+	           !strcmp(p.slurm_step, "batch") && p.slurm_user && !strcmp(p.slurm_user, "bob"),
+	   "slurm v2: job 77, batch step, user bob (the owner)");
+	gpu_proc_release(&p);
+
+	/* no job cgroup (proctrack/linuxproc: slurmd's own cgroup): the environment */
+	make_pid(root, 302, bob_status, good_stat, "train", 6, "0::/system.slice/slurmd.service\n");
+	write_environ(root, 302,
+	              ENV("PATH=/usr/bin\0SLURM_JOB_ID=555\0SLURM_STEP_ID=1\0"
+	                  "SLURM_JOB_USER=carol\0"));
+	fill(ctx, 302, &p);
+	ok(p.host == PHOST_OK && p.slurm_job && !strcmp(p.slurm_job, "555") && p.slurm_step &&
+	           !strcmp(p.slurm_step, "1") && p.slurm_user && !strcmp(p.slurm_user, "carol"),
+	   "slurm environ fallback: job 555 step 1 of carol");
+	gpu_proc_release(&p);
+
+	/* the environment without SLURM_JOB_USER: the owner */
+	write_environ(root, 302, ENV("SLURM_JOB_ID=556\0"));
+	fill(ctx, 302, &p);
+	ok(p.slurm_job && !strcmp(p.slurm_job, "556") && !p.slurm_step && p.slurm_user &&
+	           !strcmp(p.slurm_user, "bob"),
+	   "slurm environ fallback: no step, the owner as the user");
+	gpu_proc_release(&p);
+
+	/* a job cgroup wins over what the environment claims (a user may set it) */
+	make_pid(root, 303, bob_status, good_stat, "train", 6,
+	         "0::/system.slice/slurmstepd.scope/job_78/step_0/user/task_0\n");
+	write_environ(root, 303, ENV("SLURM_JOB_ID=1\0SLURM_STEP_ID=9\0"));
+	fill(ctx, 303, &p);
+	ok(p.slurm_job && !strcmp(p.slurm_job, "78") && p.slurm_step && !strcmp(p.slurm_step, "0"),
+	   "slurm: the cgroup wins over the environment");
+	gpu_proc_release(&p);
+
+	/* slurmd started from a login session: its jobs are there too */
+	make_pid(root, 306, bob_status, good_stat, "train", 6,
+	         "0::/user.slice/user-1002.slice/session-4.scope\n");
+	write_environ(root, 306, ENV("SLURM_JOB_ID=5\0"));
+	fill(ctx, 306, &p);
+	ok(p.slurm_job && !strcmp(p.slurm_job, "5"),
+	   "slurm: a login session's environment is read");
+	gpu_proc_release(&p);
+
+	/* nor from a container's (a job's container is in the job's cgroup) */
+	make_pid(root, 307, bob_status, good_stat, "train", 6, good_cgroup);
+	write_environ(root, 307, ENV("SLURM_JOB_ID=5\0"));
+	fill(ctx, 307, &p);
+	ok(p.host == PHOST_OK && p.container && !p.slurm_job,
+	   "slurm: not from a container's environment");
+	gpu_proc_release(&p);
+
+	/* a host without systemd: everything in "/", the environment is read */
+	make_pid(root, 308, bob_status, good_stat, "train", 6, "0::/\n");
+	write_environ(root, 308, ENV("SLURM_JOB_ID=6\0"));
+	fill(ctx, 308, &p);
+	ok(p.slurm_job && !strcmp(p.slurm_job, "6"), "slurm: a process in \"/\": its environment");
+	gpu_proc_release(&p);
+
+	/* neither: unknown, and the process is still complete */
+	make_pid(root, 304, bob_status, good_stat, "train", 6,
+	         "0::/user.slice/user-1002.slice/session-4.scope\n");
+	write_environ(root, 304, ENV("PATH=/usr/bin\0"));
+	fill(ctx, 304, &p);
+	ok(p.host == PHOST_OK && !p.slurm_job && !p.slurm_step && !p.slurm_user,
+	   "slurm: no job anywhere: all unknown");
+	gpu_proc_release(&p);
+
+	/* an environment we may not read (another user's process): no job, not partial */
+	make_pid(root, 305, bob_status, good_stat, "train", 6,
+	         "0::/user.slice/user-1002.slice/session-4.scope\n");
+	fill(ctx, 305, &p);
+	ok(p.host == PHOST_OK && !p.slurm_job, "slurm: no environ file: unknown, complete");
+	gpu_proc_release(&p);
+	procinfo_free(ctx);
+	rm_tree(root);
+}
+
+/* A cached process keeps its job between full reads. */
+static void
+test_slurm_cache(void)
+{
+	static const uint32_t pid = 310;
+	char root[4096], dir[4096];
+	struct gs_config cfg;
+	struct procinfo_ctx *ctx;
+	struct gpu_snapshot snap;
+	char *user0;
+
+	tmp_path(root, sizeof(root), "slurmcache");
+	make_root(root, "100.00 100.00\n", NULL);
+	fmt(dir, sizeof(dir), "%s/self/ns", root);
+	make_dirs(dir);
+	link_at(dir, "pid", "pid:[4026531836]");
+	make_pid(root, pid, bob_status, good_stat, "train", 6,
+	         "0::/system.slice/slurmstepd.scope/job_91/step_2/user/task_0\n");
+	fmt(dir, sizeof(dir), "%s/%u/ns", root, pid);
+	make_dirs(dir);
+	link_at(dir, "pid", "pid:[4026531836]");
+	cfg_for(&cfg, root, passwd_path);
+	ctx = procinfo_new(&cfg);
+	gpu_snapshot_init(&snap);
+
+	enrich_pids(ctx, &snap, &pid, 1);
+	ok(snap.nr_proc == 1 && snap.proc[0].slurm_job && !strcmp(snap.proc[0].slurm_job, "91") &&
+	           snap.proc[0].slurm_user,
+	   "slurm cache: first read");
+	user0 = xstrdup(snap.nr_proc && snap.proc[0].slurm_user ? snap.proc[0].slurm_user : "");
+	/* the cgroup file changes: a cached sample does not read it again */
+	fmt(dir, sizeof(dir), "%s/%u", root, pid);
+	write_at(dir, "cgroup", "0::/user.slice\n");
+	enrich_pids(ctx, &snap, &pid, 1);
+	ok(snap.nr_proc == 1 && snap.proc[0].slurm_job && !strcmp(snap.proc[0].slurm_job, "91") &&
+	           snap.proc[0].slurm_step && !strcmp(snap.proc[0].slurm_step, "2") &&
+	           snap.proc[0].slurm_user && !strcmp(snap.proc[0].slurm_user, user0),
+	   "slurm cache: job, step and user from the cache");
+	free(user0);
+	gpu_snapshot_release(&snap);
+	procinfo_free(ctx);
+	rm_tree(root);
+}
+
+static void
+test_kubelet_names(void)
+{
+	char root[4096], kube[2100];
+	struct gs_config cfg;
+	struct procinfo_ctx *ctx;
+	struct gpu_proc p;
+
+	tmp_path(root, sizeof(root), "kube");
+	make_root(root, "100.00 100.00\n", NULL);
+	join(kube, sizeof(kube), fixtures, "kubelet");
+	cfg_for(&cfg, root, passwd_path);
+	cfg.root = kube;
+	ctx = procinfo_new(&cfg);
+
+	/* containerd, systemd driver: the pod's directory and the container's link */
+	make_pid(root, 400, bob_status, good_stat, "python", 7,
+	         "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" POD_LLM_
+	         ".slice/cri-containerd-" K8S_ID ".scope\n");
+	fill(ctx, 400, &p);
+	is_str(p.pod, POD_LLM, "kubelet: pod uid from the cgroup");
+	is_str(p.pod_namespace, "ml", "kubelet: namespace from var/log/pods");
+	is_str(p.pod_name, "llama-train-0", "kubelet: pod name from var/log/pods");
+	is_str(p.container_name, "trainer",
+	       "kubelet: container name from the var/log/containers link of its id");
+	gpu_proc_release(&p);
+
+	/* cri-o, cgroupfs driver: no link for its id, the pod's only container directory */
+	make_pid(root, 401, bob_status, good_stat, "dcgm", 5,
+	         "0::/kubepods/besteffort/pod" POD_BURST "/crio-" CRIO_ID "\n");
+	fill(ctx, 401, &p);
+	ok(p.pod_namespace && !strcmp(p.pod_namespace, "monitoring") && p.pod_name &&
+	           !strcmp(p.pod_name, "dcgm-exporter-x7k2p"),
+	   "kubelet: cri-o pod named");
+	is_str(p.container_name, "exporter", "kubelet: the pod's one container directory");
+	gpu_proc_release(&p);
+
+	/* two container directories and no link: the container's name is unknown */
+	make_pid(root, 402, bob_status, good_stat, "w", 2,
+	         "0::/kubepods.slice/kubepods-pod" POD_GUAR_ ".slice/cri-containerd-" V1_ID
+	         ".scope\n");
+	fill(ctx, 402, &p);
+	ok(p.pod_name && !strcmp(p.pod_name, "two-ctr") && !p.container_name,
+	   "kubelet: two containers, no link: pod named, container not");
+	gpu_proc_release(&p);
+
+	/* a pod the kubelet left nothing for */
+	make_pid(root, 403, bob_status, good_stat, "w", 2,
+	         "0::/kubepods/besteffort/pod" POD_KIND "/" KIND_POD "\n");
+	fill(ctx, 403, &p);
+	ok(p.pod && !p.pod_name && !p.pod_namespace && !p.container_name,
+	   "kubelet: an unknown pod: uid only");
+	gpu_proc_release(&p);
+
+	/* docker without Kubernetes: no names */
+	make_pid(root, 404, bob_status, good_stat, "w", 2, good_cgroup);
+	fill(ctx, 404, &p);
+	ok(p.container && !p.container_name && !p.pod_name, "kubelet: docker alone: no names");
+	gpu_proc_release(&p);
+	procinfo_free(ctx);
+
+	/* a root without the kubelet's directories */
+	cfg.root = root;
+	ctx = procinfo_new(&cfg);
+	fill(ctx, 400, &p);
+	ok(p.pod && !p.pod_name && !p.container_name, "kubelet: no var/log/pods: uid only");
+	gpu_proc_release(&p);
+	procinfo_free(ctx);
+	rm_tree(root);
+}
+
 static void
 test_real_self(void)
 {
@@ -1295,6 +1657,8 @@ main(void)
 
 	test_container_shapes();
 	test_container_buffers();
+	test_slurm_cgroup();
+	test_slurm_environ();
 	test_real_self();
 	if (hz != 100) {
 		/* the hand-computed values below assume USER_HZ = 100, as on every Linux port we
@@ -1313,6 +1677,9 @@ main(void)
 		test_read_stat();
 		test_users();
 		test_odd_files();
+		test_slurm_fill();
+		test_slurm_cache();
+		test_kubelet_names();
 		test_fuzz();
 	}
 	rm_tree(tmp_dir);
