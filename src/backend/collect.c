@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "backend/podres.h"
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/err.h"
@@ -58,6 +59,7 @@ struct collector {
 	pthread_cond_t cv;
 	bool closing; /* closed while workers were stuck: the last one frees it */
 	struct procinfo_ctx *pi;
+	struct podres_cache *podres; /* the kubelet's GPU allocations (podres.h) */
 };
 
 static void collector_destroy(struct collector *c);
@@ -106,6 +108,8 @@ collector_open(const struct gs_config *cfg, struct collector **out, struct err *
 	c->no_driver = c->nr_be == 0;
 	if (cfg->want_procs)
 		c->pi = procinfo_new(cfg);
+	if (!cfg->simulated)
+		c->podres = podres_cache_new(cfg->root, cfg->timeout);
 	*out = c;
 	return 0;
 }
@@ -129,10 +133,12 @@ collector_scan(struct collector *c, struct err *err)
 	}
 	/*
 	 * One index for all GPUs: NVML's come first, so theirs equal NVML's (and
-	 * nvidia-smi's); the DRM GPUs follow in bus order.
+	 * nvidia-smi's); the DRM GPUs follow in bus order. A MIG device keeps
+	 * its index within its GPU.
 	 */
-	for (size_t i = 0; i < c->base.nr_dev; i++)
-		c->base.dev[i].index = (unsigned)i;
+	for (size_t i = 0, n = 0; i < c->base.nr_dev; i++)
+		if (!c->base.dev[i].is_mig)
+			c->base.dev[i].index = (unsigned)n++;
 	c->selected = xcalloc(c->base.nr_dev ? c->base.nr_dev : 1, sizeof(*c->selected));
 	c->busy = xcalloc(c->base.nr_dev ? c->base.nr_dev : 1, sizeof(*c->busy));
 	for (size_t i = 0; i < c->base.nr_dev; i++)
@@ -209,6 +215,71 @@ worker(void *arg)
 	return NULL;
 }
 
+/* Whether p, listed by its GPU at base[b], is on a MIG device of base. */
+static bool
+mig_of(const struct gpu_device *base, size_t nr_base, size_t b, const struct gpu_proc *p)
+{
+	for (size_t i = 0; i < nr_base; i++)
+		if (base[i].is_mig && base[i].mig_parent == b &&
+		    base[i].mig_gi == p->v[PF_GPU_INSTANCE] &&
+		    (!proc_has(p, PF_COMPUTE_INSTANCE) ||
+		     base[i].mig_ci == p->v[PF_COMPUTE_INSTANCE]))
+			return true;
+	return false;
+}
+
+/*
+ * MIG devices in a sample: mig_parent becomes the GPU's position in snap
+ * (pos: 1 + a base device's, 0: not sampled), and each process its GPU
+ * lists with instance ids moves to the MIG device of those ids, as
+ * nvidia-smi shows it under "GI ID" and "CI ID": one row, on the instance.
+ * A process of a MIG device that was not selected is left out with it.
+ */
+static void
+mig_place(struct gpu_snapshot *snap, const size_t *pos, const struct gpu_device *base,
+          size_t nr_base)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < snap->nr_dev; i++) {
+		struct gpu_device *d = &snap->dev[i];
+
+		if (!d->is_mig)
+			continue;
+		/* gpu_select() samples a MIG device's GPU with it */
+		d->mig_parent = d->mig_parent < nr_base && pos[d->mig_parent]
+		                        ? (unsigned)(pos[d->mig_parent] - 1)
+		                        : (unsigned)i;
+	}
+	for (size_t k = 0; k < snap->nr_proc; k++) {
+		struct gpu_proc *p = &snap->proc[k];
+		bool placed = !proc_has(p, PF_GPU_INSTANCE);
+
+		for (size_t i = 0; i < snap->nr_dev && !placed; i++) {
+			const struct gpu_device *d = &snap->dev[i];
+
+			if (d->is_mig && d->mig_parent == p->dev &&
+			    d->mig_gi == p->v[PF_GPU_INSTANCE] &&
+			    (!proc_has(p, PF_COMPUTE_INSTANCE) ||
+			     d->mig_ci == p->v[PF_COMPUTE_INSTANCE])) {
+				p->dev = (unsigned)i;
+				placed = true;
+			}
+		}
+		for (size_t b = 0; b < nr_base && !placed; b++)
+			if (pos[b] == (size_t)p->dev + 1) {
+				if (mig_of(base, nr_base, b, p)) {
+					gpu_proc_release(p);
+					p = NULL;
+				}
+				break;
+			}
+		if (p)
+			snap->proc[kept++] = *p;
+	}
+	snap->nr_proc = kept;
+}
+
 static void
 read_hostname(const struct gs_config *cfg, char *buf, size_t size)
 {
@@ -236,6 +307,7 @@ collector_sample(struct collector *c, struct gpu_snapshot *snap, unsigned flags,
 	struct slot **slots;
 	struct timespec ts;
 	double deadline;
+	size_t *pos; /* 1 + each base device's position in snap; 0: not in it */
 
 	collector_scan(c, err);
 	if (flags & COLLECT_WINDOW) {
@@ -321,6 +393,7 @@ collector_sample(struct collector *c, struct gpu_snapshot *snap, unsigned flags,
 			nr += slots[i] ? slots[i]->part.nr_proc : 0;
 		ALLOC_GROW(snap->proc, nr, snap->alloc_proc);
 	}
+	pos = xcalloc(c->base.nr_dev ? c->base.nr_dev : 1, sizeof(*pos));
 	for (size_t i = 0; i < c->base.nr_dev; i++) {
 		struct slot *sl = slots[i];
 		struct gpu_device *d;
@@ -329,6 +402,7 @@ collector_sample(struct collector *c, struct gpu_snapshot *snap, unsigned flags,
 		if (!c->selected[i])
 			continue;
 		di = snap->nr_dev;
+		pos[i] = di + 1;
 		d = gpu_snapshot_add_dev(snap);
 		if (!sl) {
 			*d = c->base.dev[i];
@@ -355,6 +429,8 @@ collector_sample(struct collector *c, struct gpu_snapshot *snap, unsigned flags,
 		free(sl);
 	}
 	free(slots);
+	mig_place(snap, pos, c->base.dev, c->base.nr_dev);
+	free(pos);
 	for (unsigned i = 0; i < c->nr_be; i++) {
 		bool shown = false;
 
@@ -365,6 +441,8 @@ collector_sample(struct collector *c, struct gpu_snapshot *snap, unsigned flags,
 	}
 	for (size_t i = 0; i < c->base.nr_note; i++)
 		gpu_snapshot_note(snap, "%s", c->base.note[i]);
+	if (c->podres && !(flags & COLLECT_NO_ENRICH))
+		podres_cache_fill(c->podres, snap, clock_mono());
 	if ((flags & COLLECT_PROCS) && !(flags & COLLECT_NO_ENRICH) && c->pi)
 		procinfo_enrich(c->pi, snap);
 	gpu_snapshot_sort_procs(snap);
@@ -441,6 +519,7 @@ collector_destroy(struct collector *c)
 	free(c->selected);
 	free(c->busy);
 	procinfo_free(c->pi);
+	podres_cache_free(c->podres);
 	gpu_snapshot_release(&c->base);
 	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->mu);

@@ -78,20 +78,21 @@ done)}
 
 # The library, from the sources it needs (core and front ends, doctor, and
 # the backend files that the targets reach: parsers of kernel files, doctor's
-# PCI listing; serve's web configuration, whose bcrypt is libcrypt's, and its Accept negotiation), rebuilt when any of them, or this script, is newer than the
+# PCI listing, the kubelet pod-resources client's readers; serve's web configuration, whose bcrypt is libcrypt's, and its Accept negotiation), rebuilt when any of them, or this script, is newer than the
 # archive. The tables built into the binary (data/cuda/drivers.tsv,
 # data/nvidia/xid.tsv, data/specs/gpus.tsv, data/models/models.tsv,
 # data/engines/engines.tsv, data/prices/prices.tsv) are
 # assembled in by their *_data.S, as the Makefile does.
 lib=$out/libgpuscope-fuzz.a
 backend="src/backend/fdinfo.c src/backend/fdinfo.h src/backend/amdgpu_metrics.c src/backend/amdgpu_metrics.h
-src/backend/pci.c src/backend/pci.h src/backend/nvml_probe.h src/backend/nvml_version.c"
+src/backend/pci.c src/backend/pci.h src/backend/nvml_probe.h src/backend/nvml_version.c
+src/backend/podres.c src/backend/podres.h"
 serve="src/serve/webconfig.c src/serve/webconfig.h src/serve/negotiate.c src/serve/negotiate.h"
 # the queue daemon's readers of its configuration and of its clients' lines (no SQLite, no NVML)
 queue="src/queue/conf.c src/queue/conf.h src/queue/proto.c src/queue/proto.h src/queue/job.c src/queue/job.h
 src/queue/jobjson.c src/queue/jobjson.h"
 lib_src=$(ls src/core/*.c src/front/*.c src/doctor/*.c src/fit/*.c src/record/*.c src/backend/fdinfo.c src/backend/amdgpu_metrics.c \
-	src/backend/pci.c src/backend/nvml_version.c src/serve/webconfig.c src/serve/negotiate.c \
+	src/backend/pci.c src/backend/nvml_version.c src/backend/podres.c src/serve/webconfig.c src/serve/negotiate.c \
 	src/queue/conf.c src/queue/proto.c src/queue/job.c src/queue/jobjson.c)
 build_ok=1
 # shellcheck disable=SC2086
