@@ -171,6 +171,8 @@ static const char help_text[] =
         "  -d, --interval=SEC  seconds between collections (default 1)\n"
         "      --processes=N   per-process series for the top N processes by GPU memory\n"
         "                      (default 50; 0: none)\n"
+        "      --names=SET     gpuscope (default), or dcgm: dcgm-exporter's counters, names,\n"
+        "                      units and labels (DCGM_FI_DEV_GPU_UTIL, ...), text format only\n"
         "      --doctor-interval=SEC  run doctor's GPU checks this often, for gpuscope_finding\n"
         "                      (default 30; 0: never)\n"
         "      --max-connections=N  connections served at once (default 64); more wait or are\n"

@@ -55,6 +55,7 @@ struct serve {
 	struct serve_state st;
 	double interval, doctor_interval;
 	unsigned max_procs;
+	bool dcgm_names; /* --names dcgm: dcgm-exporter's names (prom_write_dcgm) */
 	struct nvml_probe probe;
 
 	/* the last samples, oldest first (for doctor's checks over time) */
@@ -83,7 +84,7 @@ serve_usage(FILE *f)
 	fputs("usage: gpuscope serve [--listen ADDR] [--web-config FILE] [-d SEC] [--processes N]\n"
 	      "                      [--doctor-interval SEC] [--max-connections N]\n"
 	      "                      [--connection-timeout SEC] [--user NAME]\n"
-	      "                      [-i ID[,ID...]] [--timeout SEC]\n"
+	      "                      [--names gpuscope|dcgm] [-i ID[,ID...]] [--timeout SEC]\n"
 	      "       gpuscope serve --hash-password < FILE\n"
 	      "run 'gpuscope --help' for details\n",
 	      f);
@@ -200,11 +201,20 @@ publish(struct serve *sv, double seconds)
 		               sv->findings,  sv->nr_findings, sv->findings_known };
 	struct strbuf sb = STRBUF_INIT;
 
-	prom_write(&sb, s, &o);
-	serve_state_set(&sv->st, SB_METRICS, http_body_new(&sb, PROM_CONTENT_TYPE));
-	o.openmetrics = true;
-	prom_write(&sb, s, &o);
-	serve_state_set(&sv->st, SB_OPENMETRICS, http_body_new(&sb, PROM_OPENMETRICS_CONTENT_TYPE));
+	if (sv->dcgm_names) {
+		/* dcgm-exporter speaks the text format only: both bodies are it */
+		prom_write_dcgm(&sb, s);
+		serve_state_set(&sv->st, SB_OPENMETRICS, http_body_new(&sb, PROM_CONTENT_TYPE));
+		prom_write_dcgm(&sb, s);
+		serve_state_set(&sv->st, SB_METRICS, http_body_new(&sb, PROM_CONTENT_TYPE));
+	} else {
+		prom_write(&sb, s, &o);
+		serve_state_set(&sv->st, SB_METRICS, http_body_new(&sb, PROM_CONTENT_TYPE));
+		o.openmetrics = true;
+		prom_write(&sb, s, &o);
+		serve_state_set(&sv->st, SB_OPENMETRICS,
+		                http_body_new(&sb, PROM_OPENMETRICS_CONTENT_TYPE));
+	}
 	json_status(&sb, s, false, true);
 	strbuf_addch(&sb, '\n');
 	serve_state_set(&sv->st, SB_STATUS, http_body_new(&sb, "application/json"));
@@ -390,6 +400,7 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 		OPT_USER,
 		OPT_CONNTIMEOUT,
 		OPT_HASH,
+		OPT_NAMES,
 	};
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -400,6 +411,7 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 		{ "max-connections", required_argument, NULL, OPT_MAXCONN },
 		{ "connection-timeout", required_argument, NULL, OPT_CONNTIMEOUT },
 		{ "hash-password", no_argument, NULL, OPT_HASH },
+		{ "names", required_argument, NULL, OPT_NAMES },
 		{ "user", required_argument, NULL, OPT_USER },
 		{ "id", required_argument, NULL, 'i' },
 		{ "timeout", required_argument, NULL, CMD_OPT_TIMEOUT },
@@ -416,6 +428,7 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 	const char *ids = NULL, *user = NULL, *web_path = NULL;
 	double interval = 1, doctor_interval = 30;
 	unsigned max_procs = 50;
+	bool dcgm_names = false;
 	unsigned long n;
 	char url[128];
 	struct err err = ERR_INIT;
@@ -468,6 +481,15 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 			break;
 		case OPT_HASH:
 			return hash_password();
+		case OPT_NAMES:
+			if (strcmp(optarg, "gpuscope") && strcmp(optarg, "dcgm")) {
+				cmd_error("--names takes gpuscope (the default) or dcgm "
+				          "(dcgm-exporter's), not '%s'",
+				          optarg);
+				return EXIT_USAGE;
+			}
+			dcgm_names = !strcmp(optarg, "dcgm");
+			break;
 		case 'i':
 			ids = optarg;
 			break;
@@ -514,6 +536,7 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 	sv->interval = interval;
 	sv->doctor_interval = doctor_interval;
 	sv->max_procs = max_procs;
+	sv->dcgm_names = dcgm_names;
 	sv->max_win = doctor_interval > 0 ? SERVE_WINDOW_MAX : 1;
 	pthread_mutex_init(&sv->mu, NULL);
 	pthread_mutex_init(&sv->st.mu, NULL);

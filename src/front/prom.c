@@ -228,18 +228,45 @@ sample_end(struct fam *f, double v)
 	strbuf_addf(f->sb, " %s\n", buf);
 }
 
+/*
+ * The labels of a MIG device's own instance (after its GPU's): which GPU
+ * instance, compute instance and profile, and its own MIG UUID.
+ */
 static void
-gpu_labels(struct fam *f, const struct gpu_device *d)
+mig_labels(struct fam *f, const struct gpu_device *d)
 {
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%u", d->mig_gi);
+	label(f, "mig_instance", buf);
+	snprintf(buf, sizeof(buf), "%u", d->mig_ci);
+	label(f, "mig_compute_instance", buf);
+	label(f, "mig_profile", d->mig_profile);
+	label(f, "mig_uuid", d->uuid);
+}
+
+/*
+ * The labels of every series of device d of s. A MIG device is named as its
+ * GPU is (gpu, uuid, ... are the GPU's, as dcgm-exporter does), then by its
+ * instance.
+ */
+static void
+gpu_labels(struct fam *f, const struct gpu_snapshot *s, const struct gpu_device *d)
+{
+	const struct gpu_device *g = d;
 	char idx[16];
 
-	snprintf(idx, sizeof(idx), "%u", d->index);
+	if (d->is_mig && d->mig_parent < s->nr_dev)
+		g = &s->dev[d->mig_parent];
+	snprintf(idx, sizeof(idx), "%u", g->index);
 	label(f, "gpu", idx);
-	label(f, "uuid", d->uuid);
-	label(f, "pci_bus_id", d->pci_bus_id);
-	label(f, "name", d->name);
-	label(f, "vendor", d->vendor == VENDOR_UNKNOWN ? NULL : vendor_key(d->vendor));
-	label(f, "driver", d->driver);
+	label(f, "uuid", g->uuid);
+	label(f, "pci_bus_id", g->pci_bus_id);
+	label(f, "name", g->name);
+	label(f, "vendor", g->vendor == VENDOR_UNKNOWN ? NULL : vendor_key(g->vendor));
+	label(f, "driver", g->driver);
+	if (d->is_mig)
+		mig_labels(f, d);
 }
 
 /* Where an exposition is written, and in which of the two formats. */
@@ -255,6 +282,17 @@ fam_init(const struct prom_out *out, const char *prefix, const char *name, const
 	struct fam f = { out->sb, prefix, name, type, help, NULL, out->om, false, false };
 
 	return f;
+}
+
+/* How many of s's devices are GPUs (not MIG devices). */
+static size_t
+whole_gpus(const struct gpu_snapshot *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nr_dev; i++)
+		n += !s->dev[i].is_mig;
+	return n;
 }
 
 /* Only a GPU that answered has readings. */
@@ -275,7 +313,7 @@ write_identity(const struct prom_out *out, const struct gpu_snapshot *s)
 		const struct gpu_device *d = &s->dev[i];
 
 		sample_begin(&f);
-		gpu_labels(&f, d);
+		gpu_labels(&f, s, d);
 		label(&f, "serial", d->serial);
 		label(&f, "vbios", d->vbios);
 		label(&f, "inforom", d->inforom);
@@ -291,7 +329,7 @@ write_identity(const struct prom_out *out, const struct gpu_snapshot *s)
 	             "1 when the GPU answered and its readings are current, else 0");
 	for (size_t i = 0; i < s->nr_dev; i++) {
 		sample_begin(&f);
-		gpu_labels(&f, &s->dev[i]);
+		gpu_labels(&f, s, &s->dev[i]);
 		sample_end(&f, readable(&s->dev[i]) ? 1 : 0);
 	}
 
@@ -301,7 +339,7 @@ write_identity(const struct prom_out *out, const struct gpu_snapshot *s)
 		if (s->dev[i].state == DEV_OK)
 			continue;
 		sample_begin(&f);
-		gpu_labels(&f, &s->dev[i]);
+		gpu_labels(&f, s, &s->dev[i]);
 		label(&f, "state", dev_state_key(s->dev[i].state));
 		sample_end(&f, 1);
 	}
@@ -326,7 +364,7 @@ write_field(const struct prom_out *out, const struct gpu_snapshot *s, enum gpu_f
 		if (!readable(d) || !dev_has(d, g) || !isfinite(d->v[g]))
 			continue;
 		sample_begin(&f);
-		gpu_labels(&f, d);
+		gpu_labels(&f, s, d);
 		sample_end(&f, fi->kind == FK_BOOL ? (d->v[g] != 0) : d->v[g] * pf->scale);
 	}
 }
@@ -356,7 +394,7 @@ write_clock_reasons(const struct prom_out *out, const struct gpu_snapshot *s)
 			if (!(supported & fl[r].bit))
 				continue;
 			sample_begin(&f);
-			gpu_labels(&f, d);
+			gpu_labels(&f, s, d);
 			label(&f, "reason", fl[r].key);
 			sample_end(&f, (now & fl[r].bit) ? 1 : 0);
 		}
@@ -379,7 +417,7 @@ write_compute_mode(const struct prom_out *out, const struct gpu_snapshot *s)
 		if (!key)
 			continue;
 		sample_begin(&f);
-		gpu_labels(&f, d);
+		gpu_labels(&f, s, d);
 		label(&f, "mode", key);
 		sample_end(&f, 1);
 	}
@@ -408,9 +446,15 @@ proc_labels(struct fam *f, const struct gpu_snapshot *s, const struct gpu_proc *
 	char buf[16];
 
 	if (p->dev < s->nr_dev) {
-		snprintf(buf, sizeof(buf), "%u", s->dev[p->dev].index);
+		const struct gpu_device *d = &s->dev[p->dev], *g = d;
+
+		if (d->is_mig && d->mig_parent < s->nr_dev)
+			g = &s->dev[d->mig_parent];
+		snprintf(buf, sizeof(buf), "%u", g->index);
 		label(f, "gpu", buf);
-		label(f, "uuid", s->dev[p->dev].uuid);
+		label(f, "uuid", g->uuid);
+		if (d->is_mig)
+			mig_labels(f, d);
 	}
 	snprintf(buf, sizeof(buf), "%u", (unsigned)p->pid);
 	label(f, "pid", buf);
@@ -464,6 +508,170 @@ write_procs(const struct prom_out *out, const struct gpu_snapshot *s, unsigned m
 	free(top);
 }
 
+/*
+ * Who uses a GPU, in scheduler terms: a Slurm job, or a Kubernetes pod and
+ * container. Processes of one job or container on one GPU are one group, so
+ * that short-lived pids do not make short-lived series.
+ */
+struct prom_group {
+	unsigned dev;
+	const char *job;            /* Slurm job, or NULL */
+	const char *ns, *pod, *ctr; /* Kubernetes, or NULL */
+	const char *source;         /* "process", "pod-resources" */
+	double mem;                 /* GPU memory of its processes that have a known amount */
+	bool has_mem;
+	unsigned procs;
+};
+
+static bool
+group_str_eq(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* Find or add the group of (dev, job, ns, pod, ctr) in g[0 .. *nr). */
+static struct prom_group *
+group_get(struct prom_group *g, size_t *nr, unsigned dev, const char *job, const char *ns,
+          const char *pod, const char *ctr)
+{
+	for (size_t i = 0; i < *nr; i++)
+		if (g[i].dev == dev && group_str_eq(g[i].job, job) && group_str_eq(g[i].ns, ns) &&
+		    group_str_eq(g[i].pod, pod) && group_str_eq(g[i].ctr, ctr))
+			return &g[i];
+	g[*nr] = (struct prom_group){ dev, job, ns, pod, ctr, "process", 0, false, 0 };
+	return &g[(*nr)++];
+}
+
+/* Whether an earlier entry of s->proc is the same process on the same GPU. */
+static bool
+proc_seen(const struct gpu_snapshot *s, size_t k)
+{
+	for (size_t j = 0; j < k; j++)
+		if (s->proc[j].dev == s->proc[k].dev && s->proc[j].pid == s->proc[k].pid)
+			return true;
+	return false;
+}
+
+static void
+group_add(struct prom_group *g, const struct gpu_proc *p)
+{
+	g->procs++;
+	if (proc_has(p, PF_GPU_MEM) && isfinite(p->v[PF_GPU_MEM])) {
+		g->mem += p->v[PF_GPU_MEM];
+		g->has_mem = true;
+	}
+}
+
+static void
+group_labels(struct fam *f, const struct gpu_snapshot *s, const struct prom_group *g)
+{
+	const struct gpu_device *d = &s->dev[g->dev], *gpu = d;
+	char idx[16];
+
+	if (d->is_mig && d->mig_parent < s->nr_dev)
+		gpu = &s->dev[d->mig_parent];
+	snprintf(idx, sizeof(idx), "%u", gpu->index);
+	label(f, "gpu", idx);
+	label(f, "uuid", gpu->uuid);
+	if (d->is_mig)
+		mig_labels(f, d);
+	label(f, "hpc_job", g->job);
+	label(f, "namespace", g->ns);
+	label(f, "pod", g->pod);
+	label(f, "container", g->ctr);
+}
+
+/*
+ * gpuscope_gpu_allocation: the jobs and pods on each GPU (from its processes,
+ * or, when none of them names a pod, from the kubelet's allocation); and the
+ * GPU memory and process count of each job and each pod container per GPU.
+ */
+static void
+write_attribution(const struct prom_out *out, const struct gpu_snapshot *s)
+{
+	struct prom_group *jobs, *pods, *alloc;
+	size_t nr_jobs = 0, nr_pods = 0, nr_alloc = 0;
+	struct fam f;
+
+	jobs = xcalloc(s->nr_proc + 1, sizeof(*jobs));
+	pods = xcalloc(s->nr_proc + 1, sizeof(*pods));
+	alloc = xcalloc(s->nr_proc + s->nr_dev + 1, sizeof(*alloc));
+	for (size_t k = 0; k < s->nr_proc; k++) {
+		const struct gpu_proc *p = &s->proc[k];
+		bool job = p->slurm_job && *p->slurm_job, pod = p->pod_name && *p->pod_name;
+
+		if (p->dev >= s->nr_dev || (!job && !pod) || proc_seen(s, k))
+			continue;
+		if (job)
+			group_add(group_get(jobs, &nr_jobs, p->dev, p->slurm_job, NULL, NULL, NULL),
+			          p);
+		if (pod)
+			group_add(group_get(pods, &nr_pods, p->dev, NULL, p->pod_namespace,
+			                    p->pod_name, p->container_name),
+			          p);
+		group_get(alloc, &nr_alloc, p->dev, job ? p->slurm_job : NULL,
+		          pod ? p->pod_namespace : NULL, pod ? p->pod_name : NULL,
+		          pod ? p->container_name : NULL);
+	}
+	for (unsigned i = 0; i < s->nr_dev; i++) {
+		const struct gpu_device *d = &s->dev[i];
+		bool pod_seen = false;
+
+		for (size_t k = 0; k < nr_alloc && !pod_seen; k++)
+			pod_seen = alloc[k].dev == i && alloc[k].pod;
+		if (!pod_seen && d->alloc_pod[0])
+			group_get(alloc, &nr_alloc, i, NULL, d->alloc_namespace, d->alloc_pod,
+			          d->alloc_container[0] ? d->alloc_container : NULL)
+			        ->source = "pod-resources";
+	}
+
+	f = fam_init(out, "gpuscope_gpu_", "allocation", "gauge",
+	             "a Slurm job or Kubernetes pod container that uses the GPU (source "
+	             "\"process\": one of its processes runs there; \"pod-resources\": the "
+	             "kubelet allocated the GPU to it); always 1");
+	for (size_t k = 0; k < nr_alloc; k++) {
+		sample_begin(&f);
+		group_labels(&f, s, &alloc[k]);
+		label(&f, "source", alloc[k].source);
+		sample_end(&f, 1);
+	}
+	f = fam_init(out, "", "gpuscope_job_gpu_memory_bytes", "gauge",
+	             "GPU memory used by the processes of a Slurm job on the GPU");
+	for (size_t k = 0; k < nr_jobs; k++) {
+		if (!jobs[k].has_mem)
+			continue;
+		sample_begin(&f);
+		group_labels(&f, s, &jobs[k]);
+		sample_end(&f, jobs[k].mem);
+	}
+	f = fam_init(out, "", "gpuscope_job_gpu_processes", "gauge",
+	             "processes of a Slurm job on the GPU");
+	for (size_t k = 0; k < nr_jobs; k++) {
+		sample_begin(&f);
+		group_labels(&f, s, &jobs[k]);
+		sample_end(&f, jobs[k].procs);
+	}
+	f = fam_init(out, "", "gpuscope_pod_gpu_memory_bytes", "gauge",
+	             "GPU memory used by the processes of a Kubernetes pod's container on the GPU");
+	for (size_t k = 0; k < nr_pods; k++) {
+		if (!pods[k].has_mem)
+			continue;
+		sample_begin(&f);
+		group_labels(&f, s, &pods[k]);
+		sample_end(&f, pods[k].mem);
+	}
+	f = fam_init(out, "", "gpuscope_pod_gpu_processes", "gauge",
+	             "processes of a Kubernetes pod's container on the GPU");
+	for (size_t k = 0; k < nr_pods; k++) {
+		sample_begin(&f);
+		group_labels(&f, s, &pods[k]);
+		sample_end(&f, pods[k].procs);
+	}
+	free(alloc);
+	free(pods);
+	free(jobs);
+}
+
 /* Xid errors by code, on the GPUs whose backend listens for them (NVML events). */
 static void
 write_xid(const struct prom_out *out, const struct gpu_snapshot *s)
@@ -480,10 +688,75 @@ write_xid(const struct prom_out *out, const struct gpu_snapshot *s)
 			continue;
 		for (unsigned k = 0; k < d->nr_xid && k < GPU_MAX_XID; k++) {
 			sample_begin(&f);
-			gpu_labels(&f, d);
+			gpu_labels(&f, s, d);
 			snprintf(code, sizeof(code), "%u", (unsigned)d->xid[k].xid);
 			label(&f, "xid", code);
 			sample_end(&f, (double)d->xid[k].count);
+		}
+	}
+}
+
+/*
+ * NVLink link by link, with a `link` label: up, the data sent and received,
+ * and the error counters with a `type` label (the totals are fields).
+ */
+static void
+write_nvlink_links(const struct prom_out *out, const struct gpu_snapshot *s)
+{
+	static const struct {
+		enum nvlink_stat st;
+		const char *type; /* NULL: a family of its own */
+		const char *name, *help;
+	} series[] = {
+		{ NL_TX_BYTES, NULL, "nvlink_link_tx_bytes_total",
+		  "data sent over this NVLink link since the driver loaded, bytes" },
+		{ NL_RX_BYTES, NULL, "nvlink_link_rx_bytes_total",
+		  "data received over this NVLink link since the driver loaded, bytes" },
+		{ NL_CRC_FLIT, "crc_flit", NULL, NULL },
+		{ NL_CRC_DATA, "crc_data", NULL, NULL },
+		{ NL_REPLAY, "replay", NULL, NULL },
+		{ NL_RECOVERY, "recovery", NULL, NULL },
+	};
+	struct fam up = fam_init(out, "gpuscope_gpu_", "nvlink_link_up", "gauge",
+	                         "1 when this NVLink link is up, else 0");
+	struct fam errs = fam_init(out, "gpuscope_gpu_", "nvlink_link_errors_total", "counter",
+	                           "NVLink data-link errors of this link since the driver loaded, "
+	                           "by type: crc_flit and crc_data (received with a bad CRC), "
+	                           "replay (sent again), recovery (link retrained)");
+	char link[16];
+
+	for (size_t k = 0; k <= ARRAY_SIZE(series); k++) {
+		struct fam f = k < ARRAY_SIZE(series) && !series[k].type
+		                       ? fam_init(out, "gpuscope_gpu_", series[k].name, "counter",
+		                                  series[k].help)
+		                       : up;
+
+		for (size_t i = 0; i < s->nr_dev; i++) {
+			const struct gpu_device *d = &s->dev[i];
+
+			if (!readable(d))
+				continue;
+			for (unsigned n = 0; n < d->nr_nvlink && n < GPU_MAX_NVLINK; n++) {
+				const struct nvlink_link *l = &d->nvlink[n];
+				struct fam *to = k == ARRAY_SIZE(series) ? &up
+				                 : series[k].type        ? &errs
+				                                         : &f;
+
+				if (!l->present)
+					continue;
+				if (k < ARRAY_SIZE(series) && !(l->valid >> series[k].st & 1))
+					continue;
+				snprintf(link, sizeof(link), "%u", n);
+				sample_begin(to);
+				gpu_labels(to, s, d);
+				label(to, "link", link);
+				if (k == ARRAY_SIZE(series)) {
+					sample_end(to, l->active);
+					continue;
+				}
+				label(to, "type", series[k].type);
+				sample_end(to, (double)l->v[series[k].st]);
+			}
 		}
 	}
 }
@@ -520,9 +793,10 @@ prom_write(struct strbuf *sb, const struct gpu_snapshot *s, const struct prom_op
 	sample_begin(&f);
 	label(&f, "version", GPUSCOPE_VERSION);
 	sample_end(&f, 1);
-	f = fam_init(out, "", "gpuscope_gpus", "gauge", "GPUs found, whatever their state");
+	f = fam_init(out, "", "gpuscope_gpus", "gauge",
+	             "GPUs found, whatever their state (MIG devices not counted)");
 	sample_begin(&f);
-	sample_end(&f, (double)s->nr_dev);
+	sample_end(&f, (double)whole_gpus(s));
 	write_identity(out, s);
 	for (int g = 0; g < GF__COUNT; g++) {
 		if (g == GF_CLOCK_REASONS)
@@ -533,7 +807,9 @@ prom_write(struct strbuf *sb, const struct gpu_snapshot *s, const struct prom_op
 			write_field(out, s, (enum gpu_field)g);
 	}
 	write_xid(out, s);
+	write_nvlink_links(out, s);
 	write_procs(out, s, o ? o->max_procs : 0);
+	write_attribution(out, s);
 	if (o && o->findings_known)
 		write_findings(out, o);
 

@@ -43,6 +43,17 @@ struct prom_opts {
 /* Append the exposition of s to sb. */
 void prom_write(struct strbuf *sb, const struct gpu_snapshot *s, const struct prom_opts *o);
 
+/*
+ * Append the exposition of s under NVIDIA dcgm-exporter's names (`serve
+ * --names dcgm`, src/front/prom_dcgm.c): its default counters (and the
+ * commented-out ones of its default-counters.csv that gpuscope reads), its
+ * types, units (MiB, MHz, W, mJ, %, ns, ratios 0-1 for DCGM_FI_PROF_*) and
+ * labels (gpu, UUID, pci_bus_id, device, modelName, GPU_I_PROFILE, GPU_I_ID,
+ * Hostname, DCGM_FI_DRIVER_VERSION, container, namespace, pod, hpc_job). Text
+ * format 0.0.4 only, as dcgm-exporter; docs/metrics.md maps every counter.
+ */
+void prom_write_dcgm(struct strbuf *sb, const struct gpu_snapshot *s);
+
 /* Append v as a label value: backslash, double quote and newline escaped (no quotes added). */
 void prom_label_value(struct strbuf *sb, const char *v);
 

@@ -3,7 +3,10 @@
  * its samples, families never split, base units, no sentinels, escaping,
  * a bounded list of processes, and every line parseable. The same in
  * OpenMetrics (counter families without "_total", "# EOF"), the Xid
- * counters, doctor's findings and the exporter's own families.
+ * counters, doctor's findings and the exporter's own families. The jobs and
+ * pods of the GPUs (gpuscope_gpu_allocation, gpuscope_job_* and
+ * gpuscope_pod_*, summed over pids), and dcgm-exporter's names, units and
+ * labels (prom_write_dcgm) on NVIDIA, AMD and MIG devices.
  */
 #include <ctype.h>
 #include <math.h>
@@ -79,6 +82,17 @@ render_om(const struct gpu_snapshot *s, unsigned max_procs)
 	struct prom_opts o = { max_procs, 0.25, 3, true, NULL, 0, false };
 
 	return render_opts(s, &o);
+}
+
+/* The same, under dcgm-exporter's names. */
+static const char *
+render_dcgm(const struct gpu_snapshot *s)
+{
+	static struct strbuf sb = STRBUF_INIT;
+
+	strbuf_reset(&sb);
+	prom_write_dcgm(&sb, s);
+	return sb.buf;
 }
 
 /* The metric name at the start of a sample line, into buf. */
@@ -165,6 +179,9 @@ parse_sample(const char *line, double *v)
  * sample; HELP then TYPE once per family, before its samples; the samples
  * of a family together. Returns the number of problems (diag() says which).
  */
+/* dcgm-exporter's counters do not end in "_total" (the text format 0.0.4 allows that) */
+static bool counters_any_name;
+
 static int
 check_structure(const char *text, int *families)
 {
@@ -199,7 +216,7 @@ check_structure(const char *text, int *families)
 				diag("bad TYPE line: %s", line);
 				bad++;
 			}
-			if (strstr(line + 7, " counter") &&
+			if (strstr(line + 7, " counter") && !counters_any_name &&
 			    (strlen(name) < 6 || strcmp(name + strlen(name) - 6, "_total"))) {
 				diag("counter %s does not end in _total", name);
 				bad++;
@@ -722,6 +739,225 @@ main(void)
 	ok(check_om(out, &fams) == 0, "processes, OpenMetrics: well-formed");
 	gpu_snapshot_release(&s);
 
+	/* attribution: the jobs and pods on each GPU, and their memory summed over their pids */
+	gpu_snapshot_init(&s);
+	add_gpu(&s, 0, "a");
+	d = add_gpu(&s, 1, "b");
+	str_copy(d->alloc_namespace, sizeof(d->alloc_namespace), "ml");
+	str_copy(d->alloc_pod, sizeof(d->alloc_pod), "idle-0");
+	str_copy(d->alloc_container, sizeof(d->alloc_container), "worker");
+	add_gpu(&s, 2, "c");
+	add_proc(&s, 0, 100, 1e9, -1);
+	s.proc[0].slurm_job = xstrdup("77");
+	add_proc(&s, 0, 101, 2e9, -1);
+	s.proc[1].slurm_job = xstrdup("77");
+	add_proc(&s, 0, 101, 2e9, -1); /* the same process listed twice: counted once */
+	s.proc[2].slurm_job = xstrdup("77");
+	add_proc(&s, 0, 102, 4e9, -1);
+	s.proc[3].slurm_job = xstrdup("78");
+	add_proc(&s, 2, 200, 8e9, -1);
+	s.proc[4].pod_namespace = xstrdup("ml");
+	s.proc[4].pod_name = xstrdup("train-0");
+	s.proc[4].container_name = xstrdup("trainer");
+	add_proc(&s, 2, 201, -1, -1); /* of unknown memory: counted, adds nothing */
+	s.proc[5].pod_namespace = xstrdup("ml");
+	s.proc[5].pod_name = xstrdup("train-0");
+	s.proc[5].container_name = xstrdup("trainer");
+	add_proc(&s, 2, 202, 1e9, -1); /* no job, no pod: in no group */
+	out = render(&s, 0);
+	ok(check_structure(out, &fams) == 0, "attribution output is well-formed");
+	ok(strstr(out, "\ngpuscope_job_gpu_memory_bytes{gpu=\"0\",uuid=\"GPU-00000000-aaaa\","
+	               "hpc_job=\"77\"} 3000000000\n") &&
+	           strstr(out, "\ngpuscope_job_gpu_memory_bytes{gpu=\"0\",uuid=\"GPU-00000000-"
+	                       "aaaa\",hpc_job=\"78\"} 4000000000\n") &&
+	           count(out, "\ngpuscope_job_gpu_memory_bytes{") == 2,
+	   "job memory: one series per job and GPU, summed over its processes");
+	ok(strstr(out, "\ngpuscope_job_gpu_processes{gpu=\"0\",uuid=\"GPU-00000000-aaaa\","
+	               "hpc_job=\"77\"} 2\n") != NULL,
+	   "job processes: a process listed twice counts once");
+	ok(strstr(out, "\ngpuscope_pod_gpu_memory_bytes{gpu=\"2\",uuid=\"GPU-00000002-aaaa\","
+	               "namespace=\"ml\",pod=\"train-0\",container=\"trainer\"} 8000000000\n") &&
+	           strstr(out, "\ngpuscope_pod_gpu_processes{gpu=\"2\",uuid=\"GPU-00000002-aaaa\","
+	                       "namespace=\"ml\",pod=\"train-0\",container=\"trainer\"} 2\n") &&
+	           count(out, "\ngpuscope_pod_gpu_memory_bytes{") == 1,
+	   "pod memory and processes: one series per container and GPU");
+	ok(strstr(out, "\ngpuscope_gpu_allocation{gpu=\"1\",uuid=\"GPU-00000001-aaaa\","
+	               "namespace=\"ml\",pod=\"idle-0\",container=\"worker\","
+	               "source=\"pod-resources\"} 1\n") &&
+	           strstr(out, "\ngpuscope_gpu_allocation{gpu=\"0\",uuid=\"GPU-00000000-aaaa\","
+	                       "hpc_job=\"78\",source=\"process\"} 1\n") &&
+	           strstr(out, "\ngpuscope_gpu_allocation{gpu=\"2\",uuid=\"GPU-00000002-aaaa\","
+	                       "namespace=\"ml\",pod=\"train-0\",container=\"trainer\","
+	                       "source=\"process\"} 1\n") &&
+	           count(out, "\ngpuscope_gpu_allocation{") == 4,
+	   "allocation: the jobs and pods of the processes, the kubelet's pod of an idle GPU");
+	ok(count(out, "\ngpuscope_process_gpu_memory_bytes{") == 0,
+	   "per-pid series stay as --processes says (0: none)");
+	out = render_om(&s, 0);
+	ok(check_om(out, &fams) == 0, "attribution, OpenMetrics: well-formed");
+
+	/* dcgm names: the labels of every GPU series carry the job or pod, once per job/pod */
+	out = render_dcgm(&s);
+	ok(count(out, "\nDCGM_FI_DEV_") == 0, "dcgm: nothing known, no sample");
+	for (size_t i = 0; i < s.nr_dev; i++)
+		dev_set(&s.dev[i], GF_UTIL_GPU, 50);
+	out = render_dcgm(&s);
+	ok(strstr(out, "\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-00000000-aaaa\","
+	               "pci_bus_id=\"00000000:01:00.0\",device=\"nvidia0\",modelName=\"a\","
+	               "hpc_job=\"77\"} 50\n") &&
+	           strstr(out, "hpc_job=\"78\"} 50\n") &&
+	           strstr(out, "\nDCGM_FI_DEV_GPU_UTIL{gpu=\"1\",UUID=\"GPU-00000001-aaaa\","
+	                       "pci_bus_id=\"00000000:02:00.0\",device=\"nvidia1\",modelName=\"b\","
+	                       "container=\"worker\",namespace=\"ml\",pod=\"idle-0\"} 50\n") &&
+	           strstr(out, ",container=\"trainer\",namespace=\"ml\",pod=\"train-0\"} 50\n") &&
+	           count(out, "\nDCGM_FI_DEV_GPU_UTIL{") == 4,
+	   "dcgm: hpc_job and pod labels on the GPU series, one series per job or pod");
+	gpu_snapshot_release(&s);
+
+	/* dcgm names: names, types, units and labels */
+	gpu_snapshot_init(&s);
+	str_copy(s.hostname, sizeof(s.hostname), "node1");
+	str_copy(s.nvidia.driver_version, sizeof(s.nvidia.driver_version), "590.48.01");
+	d = add_gpu(&s, 0, "NVIDIA H100");
+	dev_set(d, GF_MEM_USED, 40000.0 * 1048576);
+	dev_set(d, GF_MEM_FREE, 1024.0 * 1048576);
+	dev_set(d, GF_CLOCK_SM, 1755);
+	dev_set(d, GF_POWER_DRAW, 300.5);
+	dev_set(d, GF_ENERGY, 1234.5);
+	dev_set(d, GF_TEMP_GPU, 50);
+	dev_set(d, GF_UTIL_GPU, 37);
+	dev_set(d, GF_PROF_TENSOR_ACTIVE, 42);
+	dev_set(d, GF_VIOL_POWER, 1.5);
+	dev_set(d, GF_REMAP_FAILURE, 1);
+	dev_set(d, GF_ECC_CORR_VOLATILE, 3);
+	d->xid_watched = true;
+	d = add_gpu(&s, 1, "Radeon");
+	d->vendor = VENDOR_AMD;
+	str_copy(d->card, sizeof(d->card), "card1");
+	dev_set(d, GF_CLOCK_GRAPHICS, 2100); /* no SM clock: the graphics clock stands in */
+	dev_set(d, GF_POWER_AVERAGE, 200);   /* no power draw: the average stands in */
+	dev_set(d, GF_RAS_CORR, 4);          /* AMD's RAS counts for the ECC counters */
+	d = add_gpu(&s, 2, "lost");
+	d->state = DEV_LOST;
+	dev_set(d, GF_UTIL_GPU, 99);
+	out = render_dcgm(&s);
+	{
+		const char *l0 =
+		        "{gpu=\"0\",UUID=\"GPU-00000000-aaaa\",pci_bus_id=\"00000000:01:00.0\","
+		        "device=\"nvidia0\",modelName=\"NVIDIA H100\",Hostname=\"node1\","
+		        "DCGM_FI_DRIVER_VERSION=\"590.48.01\"}";
+		char want[512];
+
+		counters_any_name = true;
+		ok(check_structure(out, &fams) == 0, "dcgm: well-formed exposition");
+		counters_any_name = false;
+		snprintf(want, sizeof(want), "\nDCGM_FI_DEV_FB_USED%s 40000\n", l0);
+		ok(strstr(out, want) != NULL, "dcgm: FB_USED in MiB, with dcgm-exporter's labels");
+		snprintf(want, sizeof(want), "\nDCGM_FI_DEV_FB_FREE%s 1024\n", l0);
+		ok(strstr(out, want) != NULL, "dcgm: FB_FREE in MiB");
+		snprintf(want, sizeof(want), "\nDCGM_FI_DEV_SM_CLOCK%s 1755\n", l0);
+		ok(strstr(out, want) != NULL, "dcgm: SM clock in MHz");
+		snprintf(want, sizeof(want), "\nDCGM_FI_DEV_POWER_USAGE%s 300.5\n", l0);
+		ok(strstr(out, want) != NULL, "dcgm: power in W");
+		snprintf(want, sizeof(want),
+		         "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n"
+		         "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION%s 1234500\n",
+		         l0);
+		ok(strstr(out, want) != NULL, "dcgm: energy a counter in mJ");
+		snprintf(want, sizeof(want), "\nDCGM_FI_DEV_GPU_UTIL%s 37\n", l0);
+		ok(strstr(out, want) != NULL, "dcgm: GPU_UTIL in %%");
+		snprintf(want, sizeof(want),
+		         "# TYPE DCGM_FI_PROF_PIPE_TENSOR_ACTIVE gauge\n"
+		         "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE%s 0.42\n",
+		         l0);
+		ok(strstr(out, want) != NULL, "dcgm: PROF ratios 0-1");
+		snprintf(want, sizeof(want), "\nDCGM_FI_DEV_POWER_VIOLATION%s 1500000000\n", l0);
+		ok(strstr(out, want) != NULL, "dcgm: violation time in ns");
+		snprintf(want, sizeof(want), "\nDCGM_FI_DEV_ROW_REMAP_FAILURE%s 1\n", l0);
+		ok(strstr(out, want) != NULL, "dcgm: row remap failure 0/1");
+		snprintf(want, sizeof(want),
+		         "# TYPE DCGM_FI_DEV_XID_ERRORS gauge\nDCGM_FI_DEV_XID_ERRORS%s 0\n", l0);
+		ok(strstr(out, want) != NULL, "dcgm: XID_ERRORS 0 before any Xid, where watched");
+		ok(strstr(out,
+		          "\nDCGM_FI_DEV_SM_CLOCK{gpu=\"1\",UUID=\"GPU-00000001-aaaa\","
+		          "pci_bus_id=\"00000000:02:00.0\","
+		          "device=\"card1\",modelName=\"Radeon\",Hostname=\"node1\"} 2100\n") &&
+		           strstr(out, "\nDCGM_FI_DEV_POWER_USAGE{gpu=\"1\",") &&
+		           strstr(out,
+		                  "device=\"card1\",modelName=\"Radeon\",Hostname=\"node1\"} 4\n"),
+		   "dcgm: AMD under the same names, its DRM card as device, no driver version");
+		ok(!strstr(out, "\nDCGM_FI_DEV_MEM_CLOCK") &&
+		           !strstr(out, "\nDCGM_FI_DEV_MEMORY_TEMP") && !strstr(out, "gpu=\"2\"") &&
+		           !strstr(out, "gpuscope_"),
+		   "dcgm: unknown readings and a lost GPU have no sample, no gpuscope family");
+		ok(count(out, "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n") == 1 &&
+		           count(out, "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n") == 1,
+		   "dcgm: dcgm-exporter's HELP and TYPE");
+		s.dev[0].xid[0].xid = 13;
+		s.dev[0].xid[0].count = 2;
+		s.dev[0].xid[1].xid = 79;
+		s.dev[0].xid[1].count = 1;
+		s.dev[0].nr_xid = 2;
+		s.dev[0].xid_last = 79;
+		out = render_dcgm(&s);
+		snprintf(want, sizeof(want), "\nDCGM_FI_DEV_XID_ERRORS%s 79\n", l0);
+		ok(strstr(out, want) != NULL, "dcgm: XID_ERRORS the last Xid code");
+		/* 13 again after 79: the newest, though first seen before */
+		s.dev[0].xid[0].count = 3;
+		s.dev[0].xid_last = 13;
+		out = render_dcgm(&s);
+		snprintf(want, sizeof(want), "\nDCGM_FI_DEV_XID_ERRORS%s 13\n", l0);
+		ok(strstr(out, want) != NULL,
+		   "dcgm: XID_ERRORS the newest code, not the last first seen");
+	}
+
+	/* dcgm names: a MIG device is labelled with its parent and its GPU instance */
+	d = gpu_snapshot_add_dev(&s);
+	d->index = 0;
+	d->vendor = VENDOR_NVIDIA;
+	d->is_mig = true;
+	d->mig_parent = 0;
+	d->mig_gi = 3;
+	str_copy(d->mig_profile, sizeof(d->mig_profile), "1g.10gb");
+	str_copy(d->uuid, sizeof(d->uuid), "MIG-0000");
+	dev_set(d, GF_MEM_USED, 512.0 * 1048576);
+	out = render_dcgm(&s);
+	ok(strstr(out, "\nDCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-00000000-aaaa\","
+	               "pci_bus_id=\"00000000:01:00.0\",device=\"nvidia0\","
+	               "modelName=\"NVIDIA H100\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"3\","
+	               "Hostname=\"node1\",DCGM_FI_DRIVER_VERSION=\"590.48.01\"} 512\n") != NULL,
+	   "dcgm: MIG instance: the parent's gpu, UUID and model, GPU_I_PROFILE and GPU_I_ID");
+	gpu_snapshot_release(&s);
+
+	/* gpuscope names: a GPU with a MIG device, and a process on it */
+	gpu_snapshot_init(&s);
+	add_gpu(&s, 0, "NVIDIA H100");
+	d = gpu_snapshot_add_dev(&s);
+	d->index = 1; /* MIG device 1 of GPU 0: still gpu="0" */
+	d->vendor = VENDOR_NVIDIA;
+	d->is_mig = true;
+	d->mig_parent = 0;
+	d->mig_gi = 3;
+	d->mig_ci = 0;
+	str_copy(d->mig_profile, sizeof(d->mig_profile), "1g.10gb");
+	str_copy(d->uuid, sizeof(d->uuid), "MIG-0000");
+	dev_set(d, GF_MEM_USED, 512.0 * 1048576);
+	add_proc(&s, 1, 4242, 256.0 * 1048576, 0);
+	out = render(&s, 5);
+	is_int(count(out, "\ngpuscope_gpus 1\n"), 1,
+	       "MIG: gpuscope_gpus counts GPUs, not MIG devices");
+	ok(strstr(out, "\ngpuscope_gpu_memory_used_bytes{gpu=\"0\",uuid=\"GPU-00000000-aaaa\","
+	               "pci_bus_id=\"00000000:01:00.0\",name=\"NVIDIA H100\",vendor=\"nvidia\","
+	               "driver=\"nvidia\",mig_instance=\"3\",mig_compute_instance=\"0\","
+	               "mig_profile=\"1g.10gb\",mig_uuid=\"MIG-0000\"} 536870912\n") != NULL,
+	   "MIG: a MIG device's series: its GPU's labels, then its instance's");
+	ok(strstr(out, "\ngpuscope_process_gpu_memory_bytes{gpu=\"0\",uuid=\"GPU-00000000-aaaa\","
+	               "mig_instance=\"3\",mig_compute_instance=\"0\",mig_profile=\"1g.10gb\","
+	               "mig_uuid=\"MIG-0000\",pid=\"4242\"") != NULL,
+	   "MIG: a process on a MIG device: its GPU, then the instance");
+	ok(!strstr(out, "gpu=\"1\""), "MIG: no series names the MIG device's own index as a GPU");
+	gpu_snapshot_release(&s);
+
 	/* promtool, when there is one */
 	if (system("command -v promtool >/dev/null 2>&1") == 0) {
 		FILE *p = popen("promtool check metrics >/dev/null 2>&1", "w");
@@ -730,10 +966,16 @@ main(void)
 		d = add_gpu(&s, 0, "x");
 		for (int f = 0; f < GF__COUNT; f++)
 			dev_set(d, (enum gpu_field)f, 1);
+		add_proc(&s, 0, 100, 1e9, 10);
+		s.proc[0].slurm_job = xstrdup("77");
+		s.proc[0].pod_namespace = xstrdup("ml");
+		s.proc[0].pod_name = xstrdup("train-0");
+		s.proc[0].container_name = xstrdup("trainer");
 		out = render(&s, 5);
 		if (p)
 			fputs(out, p);
-		ok(p && pclose(p) == 0, "promtool check metrics accepts the output");
+		ok(p && pclose(p) == 0,
+		   "promtool check metrics accepts the output (processes, jobs and pods included)");
 		gpu_snapshot_release(&s);
 	} else {
 		skip_missing("promtool not found (Debian: apt-get install prometheus)");
