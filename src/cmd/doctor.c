@@ -36,6 +36,7 @@ static void
 doctor_usage(FILE *f)
 {
 	fputs("usage: gpuscope doctor [--json] [--log FILE] [--watch SEC [-d SEC]]\n"
+	      "                       [--fail-on error|warning] [--skip ID,...]\n"
 	      "       gpuscope doctor --recording FILE [--since TIME] [--log FILE]\n"
 	      "       gpuscope doctor --explain ID | --list\n"
 	      "Checks how this machine is set up for GPU work, the GPUs' health, the kernel log\n"
@@ -55,10 +56,16 @@ doctor_usage(FILE *f)
 	      "      --only=CHECK,...  run only these checks: setup (all of pci, nvidia, devices,\n"
 	      "                      cuda-env, toolkit, python, render, video), health, klog,\n"
 	      "                      workload, or any of the set-up checks by name\n"
+	      "      --skip=ID,...   leave these findings out of the report and the exit status:\n"
+	      "                      ids as --list prints them, or a prefix such as health.fan.*\n"
+	      "                      (repeatable)\n"
+	      "      --fail-on=SEV   the least severity that makes the exit status non-zero:\n"
+	      "                      warning (the default) or error (warnings then exit 0)\n"
 	      "      --explain=ID    the long explanation of a finding (ids are in the report)\n"
 	      "      --list          every finding id, with its title\n"
 	      "      --root=DIR      read /sys, /proc, /dev, /etc, /usr and home under DIR\n"
-	      "exit status: 0 all ok (notes allowed), 1 warnings, 2 errors, 3 doctor could not run\n",
+	      "exit status: 0 all ok (notes allowed), 1 warnings, 2 errors, 3 doctor could not run\n"
+	      "(with --fail-on error: 0 unless an error)\n",
 	      f);
 }
 
@@ -257,6 +264,63 @@ log_checks(bool *run, bool sampled)
 		run[i] = !strcmp(dr_checks[i].name, "klog") || (sampled && !dr_checks[i].setup);
 }
 
+/* a --skip id, or prefix, at most this long */
+#define SKIP_ID_MAX 128
+/* --skip options at most */
+#define SKIP_MAX 32
+
+/*
+ * The next id of a --skip list (ids split by commas) from *p into id;
+ * returns false at the end of the list.
+ */
+static bool
+next_skip(const char **p, char id[SKIP_ID_MAX])
+{
+	size_t len;
+
+	while (**p == ',')
+		(*p)++;
+	if (!**p)
+		return false;
+	len = strcspn(*p, ",");
+	snprintf(id, SKIP_ID_MAX, "%.*s", (int)(len < SKIP_ID_MAX ? len : SKIP_ID_MAX - 1), *p);
+	if (len >= SKIP_ID_MAX)
+		id[0] = '?'; /* too long to be an id: named as unknown */
+	*p += len;
+	return true;
+}
+
+/*
+ * 0 when every id of a --skip list names a finding, or an exit status after
+ * naming one that does not.
+ */
+static int
+check_skips(const char *list)
+{
+	char id[SKIP_ID_MAX];
+
+	while (next_skip(&list, id))
+		if (!dr_catalog_matches(id)) {
+			cmd_error(
+			        "--skip: no finding is called '%s': 'gpuscope doctor --list' lists "
+			        "the ids",
+			        id);
+			return DOCTOR_EXIT_FAILED;
+		}
+	return 0;
+}
+
+/* Take the findings the --skip lists name out of r. */
+static void
+drop_skips(struct dr_report *r, const char *const *skips, size_t nr)
+{
+	char id[SKIP_ID_MAX];
+
+	for (size_t i = 0; i < nr; i++)
+		for (const char *p = skips[i]; next_skip(&p, id);)
+			dr_report_drop(r, id);
+}
+
 static const char *
 env_get(const char *name)
 {
@@ -299,7 +363,9 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		OPT_WATCH,
 		OPT_RECORDING,
 		OPT_SINCE,
-		OPT_ONLY
+		OPT_ONLY,
+		OPT_SKIP,
+		OPT_FAIL_ON
 	};
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -309,6 +375,8 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		{ "recording", required_argument, NULL, OPT_RECORDING },
 		{ "since", required_argument, NULL, OPT_SINCE },
 		{ "only", required_argument, NULL, OPT_ONLY },
+		{ "skip", required_argument, NULL, OPT_SKIP },
+		{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
 		{ "explain", required_argument, NULL, OPT_EXPLAIN },
 		{ "list", no_argument, NULL, OPT_LIST },
 		{ "help", no_argument, NULL, 'h' },
@@ -325,6 +393,8 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 	struct gpu_snapshot snap;
 	bool have_snap = false;
 	struct strbuf out = STRBUF_INIT;
+	const char *skips[SKIP_MAX];
+	size_t nr_skips = 0;
 	struct window win = { NULL, 0, 0 };
 	struct dr_window dw;
 	const char *log_path = NULL, *recording = NULL, *since = NULL, *only = NULL;
@@ -364,6 +434,27 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 			break;
 		case OPT_ONLY:
 			only = optarg;
+			break;
+		case OPT_SKIP:
+			if (check_skips(optarg))
+				return DOCTOR_EXIT_FAILED;
+			if (nr_skips == SKIP_MAX) {
+				cmd_error("--skip: at most %d of them; give the ids as one list "
+				          "(--skip A,B,C)",
+				          SKIP_MAX);
+				return DOCTOR_EXIT_FAILED;
+			}
+			skips[nr_skips++] = optarg;
+			break;
+		case OPT_FAIL_ON:
+			if (!strcmp(optarg, "error")) {
+				r.fail_on = DR_ERROR;
+			} else if (!strcmp(optarg, "warning")) {
+				r.fail_on = DR_WARNING;
+			} else {
+				cmd_error("--fail-on '%s': give error or warning", optarg);
+				return DOCTOR_EXIT_FAILED;
+			}
 			break;
 		case OPT_EXPLAIN:
 			return explain(optarg);
@@ -421,6 +512,11 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 		        false; /* one sample: the set-up and health, not who uses the GPUs */
 		have_snap = read_gpus(cfg, &snap, &nvml);
 	}
+	/* the checks reason about GPUs: a MIG device's processes are its GPU's */
+	for (size_t i = 0; i < win.nr; i++)
+		gpu_snapshot_fold_mig(&win.s[i]);
+	if (have_snap)
+		gpu_snapshot_fold_mig(&snap);
 	ctx.cfg = cfg;
 	ctx.getenv = env_get;
 	ctx.nvml = recording ? NULL : &nvml;
@@ -484,6 +580,7 @@ cmd_doctor(int argc, char **argv, struct gs_config *cfg)
 	for (size_t i = 0; dr_checks[i].name; i++)
 		if (run[i] && !(recording && dr_checks[i].setup))
 			dr_checks[i].run(&ctx, &r);
+	drop_skips(&r, skips, nr_skips);
 	dr_report_unroot(&r, cfg->root);
 	if (json)
 		dr_json(&out, &r, clock_now(cfg));

@@ -65,22 +65,65 @@ dr_action(struct dr_finding *f, const char *fmt, ...)
 	va_end(ap);
 }
 
+static void
+finding_release(struct dr_finding *f)
+{
+	free(f->title);
+	for (size_t j = 0; j < f->nr_evidence; j++)
+		free(f->evidence[j]);
+	free(f->evidence);
+	free(f->meaning);
+	free(f->action);
+}
+
 void
 dr_report_release(struct dr_report *r)
 {
-	for (size_t i = 0; i < r->nr; i++) {
-		struct dr_finding *f = &r->f[i];
-
-		free(f->title);
-		for (size_t j = 0; j < f->nr_evidence; j++)
-			free(f->evidence[j]);
-		free(f->evidence);
-		free(f->meaning);
-		free(f->action);
-	}
+	for (size_t i = 0; i < r->nr; i++)
+		finding_release(&r->f[i]);
 	free(r->f);
 	r->f = NULL;
 	r->nr = r->alloc = 0;
+}
+
+/* Whether pattern (an id, or a prefix ending in ".*") names id. */
+static bool
+id_matches(const char *pattern, const char *id)
+{
+	size_t len = strlen(pattern);
+
+	if (len >= 2 && !strcmp(pattern + len - 2, ".*"))
+		return !strncmp(id, pattern, len - 1);
+	return !strcmp(id, pattern);
+}
+
+size_t
+dr_report_drop(struct dr_report *r, const char *pattern)
+{
+	size_t kept = 0, nr = r->nr;
+
+	for (size_t i = 0; i < nr; i++) {
+		if (id_matches(pattern, r->f[i].id))
+			finding_release(&r->f[i]);
+		else
+			r->f[kept++] = r->f[i];
+	}
+	r->nr = kept;
+	return nr - kept;
+}
+
+bool
+dr_catalog_matches(const char *pattern)
+{
+	size_t n = dr_catalog_list(NULL, 0);
+	const struct dr_explain **e = xcalloc(n ? n : 1, sizeof(*e));
+	bool found = false;
+
+	dr_catalog_list(e, n);
+	for (size_t i = 0; i < n && !found; i++)
+		found = id_matches(pattern, e[i]->id);
+	free(e);
+	return found;
 }
 
 enum dr_severity
@@ -117,7 +160,7 @@ dr_exit_code(const struct dr_report *r)
 	case DR_ERROR:
 		return 2;
 	case DR_WARNING:
-		return 1;
+		return r->fail_on == DR_ERROR ? 0 : 1;
 	default:
 		return 0;
 	}

@@ -42,11 +42,14 @@ struct dr_finding {
 struct dr_report {
 	struct dr_finding *f;
 	size_t nr, alloc;
+	/* the least severity that makes the exit status non-zero: DR_OK (unset) and
+	   DR_WARNING are the default (a warning), DR_ERROR only an error (doctor --fail-on) */
+	enum dr_severity fail_on;
 };
 
-#define DR_REPORT_INIT     \
-	{                  \
-		NULL, 0, 0 \
+#define DR_REPORT_INIT            \
+	{                         \
+		NULL, 0, 0, DR_OK \
 	}
 
 /* Add a finding (title printf-style); returns it, valid until the next add. */
@@ -70,8 +73,20 @@ enum dr_severity dr_worst(const struct dr_report *r);
 /* "ok", "info", "warning", "error" */
 const char *dr_severity_key(enum dr_severity s);
 
-/* Exit status for r: 0 nothing worse than info, 1 a warning, 2 an error. */
+/*
+ * Exit status for r: 0 nothing worse than info, 1 a warning, 2 an error; with
+ * r->fail_on DR_ERROR, 0 for warnings too.
+ */
 int dr_exit_code(const struct dr_report *r);
+
+/*
+ * Take out of r every finding that pattern names: an id, or a prefix ending in
+ * ".*" ("health.fan.*"). Returns how many went.
+ */
+size_t dr_report_drop(struct dr_report *r, const char *pattern);
+
+/* Whether pattern (as for dr_report_drop) names at least one id of the catalog. */
+bool dr_catalog_matches(const char *pattern);
 
 /*
  * The report for people: findings worst first (in the order found within a
