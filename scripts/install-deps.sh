@@ -66,6 +66,11 @@ if [ "$mode" = check ]; then
 	have systemd-analyze || need="$need systemd"
 	# record's fault tests hold a recorder in the middle of a rotation (strace's delay injection)
 	have strace || need="$need strace"
+	# the Slurm test (tests/cli/slurm.sh) starts its own munged, slurmctld and slurmd
+	have munged || optional="$optional munge"
+	have slurmctld || optional="$optional slurmctld"
+	have slurmd || optional="$optional slurmd"
+	have sbatch && have scontrol || optional="$optional slurm-client"
 fi
 [ -z "$need$optional" ] && exit 0
 
@@ -100,5 +105,8 @@ for p in $optional; do
 	elif [ "$p" = prometheus ] && [ -d /run/systemd/system ]; then
 		# the tests start their own Prometheus; the package's service is not wanted here
 		$sudo systemctl disable --now prometheus >/dev/null 2>&1 || :
+	elif { [ "$p" = munge ] || [ "$p" = slurmctld ] || [ "$p" = slurmd ]; } && [ -d /run/systemd/system ]; then
+		# likewise: the Slurm test starts its own daemons, on ports of its own
+		$sudo systemctl disable --now "$p" >/dev/null 2>&1 || :
 	fi
 done

@@ -5,6 +5,7 @@
 #include "core/json.h"
 #include "front/json.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -218,6 +219,75 @@ write_xid(struct jw *w, const struct gpu_device *d)
 	jw_close(w, ']');
 }
 
+/* {"namespace", "pod", "container"} the kubelet allocated d to (backend/podres.c), or null */
+/*
+ * [{"link": 0, "active": true, "version": 6, "tx_bytes": ...}, ...]: the links
+ * NVML answered for; null without NVLink
+ */
+static void
+write_nvlink(struct jw *w, const struct gpu_device *d)
+{
+	static const char *const keys[NL__COUNT] = {
+		[NL_TX_BYTES] = "tx_bytes",        [NL_RX_BYTES] = "rx_bytes",
+		[NL_CRC_FLIT] = "crc_flit_errors", [NL_CRC_DATA] = "crc_data_errors",
+		[NL_REPLAY] = "replay_errors",     [NL_RECOVERY] = "recovery_errors",
+	};
+
+	if (!d->nr_nvlink) {
+		jw_string(w, "nvlink", NULL);
+		return;
+	}
+	jw_open(w, "nvlink", '[');
+	for (unsigned i = 0; i < d->nr_nvlink && i < GPU_MAX_NVLINK; i++) {
+		const struct nvlink_link *l = &d->nvlink[i];
+
+		if (!l->present)
+			continue;
+		jw_open(w, NULL, '{');
+		jw_number(w, "link", true, i, 0);
+		jw_bool(w, "active", true, l->active);
+		jw_number(w, "version", l->version != 0, l->version, 0);
+		for (int st = 0; st < NL__COUNT; st++)
+			jw_number(w, keys[st], l->valid >> st & 1, (double)l->v[st], 0);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
+static void
+write_alloc(struct jw *w, const struct gpu_device *d)
+{
+	if (!d->alloc_pod[0]) {
+		jw_string(w, "allocated_to", NULL);
+		return;
+	}
+	jw_open(w, "allocated_to", '{');
+	jw_string(w, "namespace", d->alloc_namespace);
+	jw_string(w, "pod", d->alloc_pod);
+	jw_string(w, "container", d->alloc_container);
+	jw_close(w, '}');
+}
+
+/*
+ * Of a MIG device: its GPU (index), instance ids and profile; null for a
+ * whole GPU. index is then the MIG device's index within that GPU.
+ */
+static void
+write_mig(struct jw *w, const struct gpu_device *d, const struct gpu_device *parent)
+{
+	if (!d->is_mig) {
+		jw_string(w, "mig", NULL);
+		return;
+	}
+	jw_open(w, "mig", '{');
+	jw_number(w, "parent", parent != NULL, parent ? parent->index : 0, 0);
+	jw_number(w, "gpu_instance", d->mig_gi != UINT_MAX, d->mig_gi, 0);
+	jw_number(w, "compute_instance", d->mig_ci != UINT_MAX, d->mig_ci, 0);
+	jw_string(w, "profile", d->mig_profile);
+	jw_number(w, "sm_count", d->mig_sm_count != 0, d->mig_sm_count, 0);
+	jw_close(w, '}');
+}
+
 /* What the spec sheet says of d (core/specs.h: the table `gpuscope specs` prints), or null. */
 static void
 write_spec(struct jw *w, const struct gpu_device *d)
@@ -255,7 +325,7 @@ write_spec(struct jw *w, const struct gpu_device *d)
 
 /* The members of a device's object, without its braces. */
 static void
-write_device_members(struct jw *w, const struct gpu_device *d)
+write_device_members(struct jw *w, const struct gpu_snapshot *snap, const struct gpu_device *d)
 {
 	char buf[32];
 
@@ -287,8 +357,16 @@ write_device_members(struct jw *w, const struct gpu_device *d)
 	write_engines(w, d->engine, d->nr_engine);
 	write_levels(w, "clock_graphics_levels_mhz", &d->levels_gfx);
 	write_levels(w, "clock_memory_levels_mhz", &d->levels_mem);
-	write_spec(w, d);
+	/* a MIG device has a share of its GPU, not the sheet's figures */
+	if (d->is_mig)
+		jw_string(w, "spec", NULL);
+	else
+		write_spec(w, d);
+	write_mig(w, d,
+	          d->is_mig && d->mig_parent < snap->nr_dev ? &snap->dev[d->mig_parent] : NULL);
 	write_xid(w, d);
+	write_nvlink(w, d);
+	write_alloc(w, d);
 	for (int f = 0; f < GF__COUNT; f++) {
 		const struct field_info *fi = field_info((enum gpu_field)f);
 
@@ -318,10 +396,10 @@ write_device_members(struct jw *w, const struct gpu_device *d)
 }
 
 static void
-write_device(struct jw *w, const struct gpu_device *d)
+write_device(struct jw *w, const struct gpu_snapshot *snap, const struct gpu_device *d)
 {
 	jw_open(w, NULL, '{');
-	write_device_members(w, d);
+	write_device_members(w, snap, d);
 	jw_close(w, '}');
 }
 
@@ -359,12 +437,23 @@ host_key(enum proc_host h)
 static void
 write_proc(struct jw *w, const struct gpu_snapshot *snap, const struct gpu_proc *p)
 {
-	const struct gpu_device *d = &snap->dev[p->dev];
+	const struct gpu_device *m = &snap->dev[p->dev], *d = m;
 	bool started = proc_has(p, PF_START_TIME);
 
+	/* a process on a MIG device: its GPU's index and UUID, and the MIG device's */
+	if (m->is_mig && m->mig_parent < snap->nr_dev)
+		d = &snap->dev[m->mig_parent];
 	jw_open(w, NULL, '{');
 	jw_number(w, "gpu_index", true, d->index, 0);
 	jw_string(w, "gpu_uuid", d->uuid);
+	if (m->is_mig) {
+		jw_open(w, "mig_device", '{');
+		jw_number(w, "index", true, m->index, 0);
+		jw_string(w, "uuid", m->uuid);
+		jw_close(w, '}');
+	} else {
+		jw_string(w, "mig_device", NULL);
+	}
 	jw_number(w, "pid", true, p->pid, 0);
 	jw_number(w, "namespace_pid", proc_has(p, PF_NSPID), p->v[PF_NSPID], 0);
 	jw_string(w, "type", proc_type_key(p->type));
@@ -391,9 +480,28 @@ write_proc(struct jw *w, const struct gpu_snapshot *snap, const struct gpu_proc 
 		jw_string(w, "id", p->container);
 		jw_string(w, "runtime", p->container_runtime);
 		jw_string(w, "pod_uid", p->pod);
+		jw_string(w, "name", p->container_name);
 		jw_close(w, '}');
 	} else {
 		jw_string(w, "container", NULL);
+	}
+	if (p->pod) {
+		jw_open(w, "pod", '{');
+		jw_string(w, "namespace", p->pod_namespace);
+		jw_string(w, "name", p->pod_name);
+		jw_string(w, "uid", p->pod);
+		jw_close(w, '}');
+	} else {
+		jw_string(w, "pod", NULL);
+	}
+	if (p->slurm_job) {
+		jw_open(w, "slurm", '{');
+		jw_string(w, "job", p->slurm_job);
+		jw_string(w, "step", p->slurm_step);
+		jw_string(w, "user", p->slurm_user);
+		jw_close(w, '}');
+	} else {
+		jw_string(w, "slurm", NULL);
 	}
 	jw_string(w, "cgroup", p->cgroup);
 	jw_number(w, "gpu_system_memory_bytes", proc_has(p, PF_SYS_MEM), p->v[PF_SYS_MEM], 0);
@@ -431,7 +539,7 @@ json_status(struct strbuf *sb, const struct gpu_snapshot *snap, bool pretty, boo
 	jw_close(&w, '}');
 	jw_open(&w, "gpus", '[');
 	for (size_t i = 0; i < snap->nr_dev; i++)
-		write_device(&w, &snap->dev[i]);
+		write_device(&w, snap, &snap->dev[i]);
 	jw_close(&w, ']');
 	if (with_procs)
 		unknown = gpu_snapshot_procs_unknown(snap, &why);
@@ -472,7 +580,7 @@ json_watch_line(struct strbuf *sb, const struct gpu_snapshot *snap, size_t dev)
 	jw_string(&w, "time_iso", iso);
 	jw_string(&w, "hostname", snap->hostname);
 	jw_bool(&w, "simulated", true, snap->simulated);
-	write_device_members(&w, &snap->dev[dev]);
+	write_device_members(&w, snap, &snap->dev[dev]);
 	jw_close(&w, '}');
 	strbuf_addch(sb, '\n');
 }

@@ -5,6 +5,7 @@
  */
 #include "front/table.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -436,6 +437,71 @@ alert(struct strbuf *sb, const struct term *t, size_t margin, const char *label,
 	strbuf_release(&chunk);
 }
 
+/* a GPM rate in bytes per second, "3.0G/s" */
+static const char *
+rate(char *buf, size_t size, const struct gpu_device *d, enum gpu_field f)
+{
+	size_t n;
+
+	if (!dev_has(d, f))
+		return NA;
+	fmt_bytes_short(buf, size, d->v[f]);
+	n = strlen(buf);
+	snprintf(buf + n, size - n, "/s");
+	return buf;
+}
+
+/*
+ * The profiling metrics of a GPU that has them (GPM, Hopper and later), under
+ * its Util line: how much of the GPU the running kernels use, then traffic.
+ * docs/profiling.md says what each means.
+ */
+static void
+gpu_profiling(struct strbuf *sb, const struct gpu_device *d, const struct term *t)
+{
+	static const struct {
+		const char *label;
+		enum gpu_field f;
+		size_t min;
+	} pct[] = {
+		{ "SM act", GF_PROF_SM_ACTIVE, 12 },     { "Occ", GF_PROF_SM_OCCUPANCY, 9 },
+		{ "Tensor", GF_PROF_TENSOR_ACTIVE, 12 }, { "DRAM", GF_PROF_DRAM_ACTIVE, 10 },
+		{ "FP64", GF_PROF_FP64_ACTIVE, 10 },     { "FP32", GF_PROF_FP32_ACTIVE, 10 },
+		{ "FP16", GF_PROF_FP16_ACTIVE, 0 },
+	};
+	struct line l = { STRBUF_INIT, 0 };
+	bool any = false, traffic = false;
+	char a[24], b[24];
+
+	if (d->state != DEV_OK)
+		return;
+	for (enum gpu_field f = GF_PROF_GR_ACTIVE; f <= GF_PROF_NVLINK_RX_RATE; f++) {
+		any |= dev_has(d, f);
+		traffic |= f >= GF_PROF_PCIE_TX_RATE && dev_has(d, f);
+	}
+	if (!any)
+		return;
+	strbuf_addstr(&l.sb, "     ");
+	l.width = 5;
+	for (size_t i = 0; i < ARRAY_SIZE(pct); i++)
+		item(&l, t, pct[i].label, val(a, sizeof(a), d, pct[i].f, 0, "%"), ST_NONE,
+		     pct[i].min);
+	emit(sb, &l);
+	if (traffic) {
+		strbuf_addstr(&l.sb, "     ");
+		l.width = 5;
+		item(&l, t, "PCIe TX", rate(a, sizeof(a), d, GF_PROF_PCIE_TX_RATE), ST_NONE, 0);
+		put(&l, t, ST_NONE, " ");
+		item(&l, t, "RX", rate(b, sizeof(b), d, GF_PROF_PCIE_RX_RATE), ST_NONE, 0);
+		gap(&l);
+		item(&l, t, "NVLink TX", rate(a, sizeof(a), d, GF_PROF_NVLINK_TX_RATE), ST_NONE, 0);
+		put(&l, t, ST_NONE, " ");
+		item(&l, t, "RX", rate(b, sizeof(b), d, GF_PROF_NVLINK_RX_RATE), ST_NONE, 0);
+		emit(sb, &l);
+	}
+	strbuf_release(&l.sb);
+}
+
 /* The engine classes a DRM driver reports, busiest use first as it comes. */
 static void
 gpu_engines(struct strbuf *sb, const struct gpu_device *d, const struct term *t)
@@ -577,6 +643,7 @@ enum pcol {
 	PC_RSS = TABLE_PC_RSS,
 	PC_TIME = TABLE_PC_TIME,
 	PC_CTR = TABLE_PC_CTR,
+	PC_JOB = TABLE_PC_JOB,
 	PC__COUNT = TABLE_PC__COUNT
 };
 
@@ -592,7 +659,7 @@ static const struct pcol_def pcols[PC__COUNT] = {
 	[PC_GPUMEM] = { "GPU-Mem", 9, true },  [PC_SM] = { "GPU%", 4, true },
 	[PC_ENCDEC] = { "Enc/Dec", 7, true },  [PC_CPU] = { "CPU%", 5, true },
 	[PC_RSS] = { "RSS", 6, true },         [PC_TIME] = { "Time", 8, true },
-	[PC_CTR] = { "Container", 12, false },
+	[PC_CTR] = { "Container", 12, false }, [PC_JOB] = { "Job", 16, false },
 };
 
 void
@@ -605,7 +672,11 @@ table_proc_cell(char *buf, size_t size, const struct gpu_snapshot *snap, const s
 
 	switch (c) {
 	case PC_GPU:
-		snprintf(buf, size, "%u", d->index);
+		/* on a MIG device: "GPU:MIG dev", the row of the "MIG devices" table */
+		if (d->is_mig && d->mig_parent < snap->nr_dev)
+			snprintf(buf, size, "%u:%u", snap->dev[d->mig_parent].index, d->index);
+		else
+			snprintf(buf, size, "%u", d->index);
 		break;
 	case PC_PID:
 		snprintf(buf, size, "%u", p->pid);
@@ -670,6 +741,17 @@ table_proc_cell(char *buf, size_t size, const struct gpu_snapshot *snap, const s
 	case PC_CTR:
 		snprintf(buf, size, "%s", p->container ? p->container : NA);
 		break;
+	case PC_JOB:
+		/* as sacct names a step: "1234.0", "1234.batch" */
+		if (p->slurm_job && p->slurm_step)
+			snprintf(buf, size, "%s.%s", p->slurm_job, p->slurm_step);
+		else if (p->slurm_job)
+			snprintf(buf, size, "%s", p->slurm_job);
+		else if (p->pod_namespace && p->pod_name)
+			snprintf(buf, size, "%s/%s", p->pod_namespace, p->pod_name);
+		else
+			snprintf(buf, size, NA);
+		break;
 	case PC__COUNT:
 		buf[0] = '\0';
 		break;
@@ -694,16 +776,17 @@ static void
 procs_table(struct strbuf *sb, const struct gpu_snapshot *snap, const struct term *t)
 {
 	bool show[PC__COUNT];
-	bool any_ctr = false, any_media = false;
+	bool any_ctr = false, any_media = false, any_job = false;
 	size_t used = 0, cmd_w;
 	/* optional columns in the order they are given up when space runs short */
-	static const enum pcol optional[] = { PC_CTR, PC_ENCDEC, PC_RSS, PC_CPU, PC_TIME };
+	static const enum pcol optional[] = { PC_CTR, PC_ENCDEC, PC_RSS, PC_CPU, PC_TIME, PC_JOB };
 	const size_t min_cmd = 17;
 
 	for (size_t i = 0; i < snap->nr_proc; i++) {
 		const struct gpu_proc *p = &snap->proc[i];
 
 		any_ctr |= p->container != NULL;
+		any_job |= p->slurm_job || (p->pod_namespace && p->pod_name);
 		any_media |= (proc_has(p, PF_ENC_UTIL) && p->v[PF_ENC_UTIL] > 0) ||
 		             (proc_has(p, PF_DEC_UTIL) && p->v[PF_DEC_UTIL] > 0);
 	}
@@ -714,6 +797,10 @@ procs_table(struct strbuf *sb, const struct gpu_snapshot *snap, const struct ter
 	if (!any_ctr) {
 		show[PC_CTR] = false;
 		used -= pcols[PC_CTR].width + 1;
+	}
+	if (!any_job) {
+		show[PC_JOB] = false;
+		used -= pcols[PC_JOB].width + 1;
 	}
 	if (!any_media) {
 		show[PC_ENCDEC] = false;
@@ -793,6 +880,51 @@ procs_table(struct strbuf *sb, const struct gpu_snapshot *snap, const struct ter
 	}
 }
 
+/*
+ * The MIG devices, as nvidia-smi's "MIG devices" table lists them: GPU, GPU
+ * and compute instance ids, MIG device index, then profile and memory.
+ */
+static void
+mig_table(struct strbuf *sb, const struct gpu_snapshot *snap, const struct term *t)
+{
+	struct strbuf h = STRBUF_INIT;
+	bool any = false;
+
+	for (size_t i = 0; i < snap->nr_dev && !any; i++)
+		any = snap->dev[i].is_mig;
+	if (!any)
+		return;
+	strbuf_addch(sb, '\n');
+	strbuf_addf(&h, "MIG devices  GPU  GI  CI  MIG  %-10s  SM  %s", "Profile", "Memory-Usage");
+	fmt_styled(sb, t, ST_BOLD, h.buf);
+	strbuf_addch(sb, '\n');
+	strbuf_release(&h);
+	for (size_t i = 0; i < snap->nr_dev; i++) {
+		const struct gpu_device *d = &snap->dev[i];
+		char gi[16], ci[16], sm[16], mem[64];
+
+		if (!d->is_mig)
+			continue;
+		snprintf(gi, sizeof(gi), "%u", d->mig_gi);
+		snprintf(ci, sizeof(ci), "%u", d->mig_ci);
+		snprintf(sm, sizeof(sm), "%u", d->mig_sm_count);
+		if (dev_has(d, GF_MEM_USED) && dev_has(d, GF_MEM_TOTAL))
+			snprintf(mem, sizeof(mem), "%.0f / %.0f MiB",
+			         floor(d->v[GF_MEM_USED] / 1048576.0),
+			         floor(d->v[GF_MEM_TOTAL] / 1048576.0));
+		else
+			snprintf(mem, sizeof(mem), "%s", NA);
+		strbuf_addf(sb, "             %3u %3s %3s %4u  %-10s %3s  %s",
+		            d->mig_parent < snap->nr_dev ? snap->dev[d->mig_parent].index : 0,
+		            d->mig_gi == UINT_MAX ? NA : gi, d->mig_ci == UINT_MAX ? NA : ci,
+		            d->index, d->mig_profile[0] ? d->mig_profile : NA,
+		            d->mig_sm_count ? sm : NA, mem);
+		if (d->state != DEV_OK)
+			strbuf_addf(sb, "  %s", dev_state_word(d->state));
+		end_line(sb);
+	}
+}
+
 void
 table_status(struct strbuf *sb, const struct gpu_snapshot *snap, const struct term *t,
              bool with_procs)
@@ -801,7 +933,7 @@ table_status(struct strbuf *sb, const struct gpu_snapshot *snap, const struct te
 	size_t name_w = 12;
 
 	for (size_t i = 0; i < snap->nr_dev; i++)
-		if (fmt_width(snap->dev[i].name) > name_w)
+		if (!snap->dev[i].is_mig && fmt_width(snap->dev[i].name) > name_w)
 			name_w = fmt_width(snap->dev[i].name);
 	if (name_w > 30)
 		name_w = 30;
@@ -809,12 +941,17 @@ table_status(struct strbuf *sb, const struct gpu_snapshot *snap, const struct te
 	for (size_t i = 0; i < snap->nr_dev; i++) {
 		const struct gpu_device *d = &snap->dev[i];
 
+		/* a MIG device is a row of the "MIG devices" table, not a GPU */
+		if (d->is_mig)
+			continue;
 		strbuf_addch(sb, '\n');
 		gpu_block(sb, d, t, name_w);
+		gpu_profiling(sb, d, t);
 		gpu_engines(sb, d, t);
 		gpu_util_source(sb, d, t);
 		gpu_alerts(sb, d, t);
 	}
+	mig_table(sb, snap, t);
 	if (with_procs)
 		procs_table(sb, snap, t);
 	if (snap->nr_note) {

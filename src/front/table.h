@@ -31,6 +31,7 @@ enum table_pcol {
 	TABLE_PC_RSS,
 	TABLE_PC_TIME,
 	TABLE_PC_CTR,
+	TABLE_PC_JOB, /* Slurm job, else Kubernetes namespace/pod */
 	TABLE_PC__COUNT
 };
 
