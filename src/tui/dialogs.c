@@ -44,7 +44,7 @@ static const char *const help_lines[][2] = {
 	{ "F6  < > , .", "choose the sort column; previous / next column" },
 	{ "I", "invert the sort order" },
 	{ "M P T N", "sort by GPU memory, CPU %, running time, PID" },
-	{ "/ F4", "filter: command, user, pid or container containing the text" },
+	{ "/ F4", "filter: command, user, pid, container, job or pod containing the text" },
 	{ "u", "show only one user's processes" },
 	{ "0-9 g", "show only one GPU's processes (g: the next GPU, then all)" },
 	{ "Esc", "clear the filters" },
