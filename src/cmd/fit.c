@@ -325,18 +325,16 @@ read_local(struct fit_ctx *c, struct gs_config *cfg)
 			const struct gpu_device *d = &snap.dev[i];
 			struct target *t;
 			double usable;
+			char idx[24];
 
 			/* CUDA runs on a MIG GPU's MIG devices only: they are the targets */
 			if (!d->is_mig && i + 1 < snap.nr_dev && snap.dev[i + 1].is_mig)
 				continue;
 			t = &c->t[c->nr_t++];
 			memset(t, 0, sizeof(*t));
-			if (d->is_mig && d->mig_parent < snap.nr_dev)
-				snprintf(t->label, sizeof(t->label), "%u:%u %s",
-				         snap.dev[d->mig_parent].index, d->index, d->name);
-			else
-				snprintf(t->label, sizeof(t->label), "%u %s", d->index,
-				         d->name[0] ? d->name : "GPU");
+			snprintf(t->label, sizeof(t->label), "%s %s",
+			         gpu_device_label(&snap, d, idx, sizeof(idx)),
+			         d->name[0] ? d->name : "GPU");
 			t->local = true;
 			/* a MIG device has a share of its GPU, not the sheet's figures */
 			t->spec = d->is_mig ? NULL : gpu_spec_match(d);

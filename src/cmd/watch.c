@@ -160,11 +160,7 @@ table_lines(struct watch *w, const struct gpu_snapshot *snap, struct strbuf *out
 		char idx[24];
 
 		/* a MIG device: "GPU:MIG dev", under its GPU */
-		if (dev->is_mig && dev->mig_parent < snap->nr_dev)
-			snprintf(idx, sizeof(idx), "%u:%u", snap->dev[dev->mig_parent].index,
-			         dev->index);
-		else
-			snprintf(idx, sizeof(idx), "%u", dev->index);
+		gpu_device_label(snap, dev, idx, sizeof(idx));
 		strbuf_addf(out, "  %-8s  %3s", hms, idx);
 		for (size_t i = 0; i < w->q.nr; i++) {
 			strbuf_reset(&v);

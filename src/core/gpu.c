@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -416,6 +417,24 @@ gpu_snapshot_fold_mig(struct gpu_snapshot *s)
 	s->nr_dev = n;
 	free(to);
 	gpu_snapshot_sort_procs(s);
+}
+
+const struct gpu_device *
+gpu_snapshot_gpu_of(const struct gpu_snapshot *s, const struct gpu_device *d)
+{
+	return d->is_mig && d->mig_parent < s->nr_dev ? &s->dev[d->mig_parent] : d;
+}
+
+char *
+gpu_device_label(const struct gpu_snapshot *s, const struct gpu_device *d, char *buf, size_t size)
+{
+	const struct gpu_device *g = gpu_snapshot_gpu_of(s, d);
+
+	if (g != d)
+		snprintf(buf, size, "%u:%u", g->index, d->index);
+	else
+		snprintf(buf, size, "%u", d->index);
+	return buf;
 }
 
 size_t

@@ -259,6 +259,19 @@ struct gpu_device *gpu_snapshot_add_dev(struct gpu_snapshot *s);
 struct gpu_proc *gpu_snapshot_add_proc(struct gpu_snapshot *s);
 void gpu_snapshot_note(struct gpu_snapshot *s, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
+/*
+ * The whole GPU that device d of s is or is part of: d itself, or for a MIG
+ * device its parent.
+ */
+const struct gpu_device *gpu_snapshot_gpu_of(const struct gpu_snapshot *s,
+                                             const struct gpu_device *d);
+/*
+ * The index d is known by in tables and -i: "3" for a GPU, "GPU:MIG dev"
+ * ("0:1") for a MIG device. Returns buf.
+ */
+char *gpu_device_label(const struct gpu_snapshot *s, const struct gpu_device *d, char *buf,
+                       size_t size);
+
 /* How many GPUs of s (NULL: none) are the vendor's; MIG devices are not counted. */
 size_t gpu_snapshot_count(const struct gpu_snapshot *s, enum gpu_vendor vendor);
 

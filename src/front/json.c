@@ -362,8 +362,7 @@ write_device_members(struct jw *w, const struct gpu_snapshot *snap, const struct
 		jw_string(w, "spec", NULL);
 	else
 		write_spec(w, d);
-	write_mig(w, d,
-	          d->is_mig && d->mig_parent < snap->nr_dev ? &snap->dev[d->mig_parent] : NULL);
+	write_mig(w, d, d->is_mig ? gpu_snapshot_gpu_of(snap, d) : NULL);
 	write_xid(w, d);
 	write_nvlink(w, d);
 	write_alloc(w, d);
@@ -437,12 +436,10 @@ host_key(enum proc_host h)
 static void
 write_proc(struct jw *w, const struct gpu_snapshot *snap, const struct gpu_proc *p)
 {
-	const struct gpu_device *m = &snap->dev[p->dev], *d = m;
+	/* a process on a MIG device: its GPU's index and UUID, and the MIG device's */
+	const struct gpu_device *m = &snap->dev[p->dev], *d = gpu_snapshot_gpu_of(snap, m);
 	bool started = proc_has(p, PF_START_TIME);
 
-	/* a process on a MIG device: its GPU's index and UUID, and the MIG device's */
-	if (m->is_mig && m->mig_parent < snap->nr_dev)
-		d = &snap->dev[m->mig_parent];
 	jw_open(w, NULL, '{');
 	jw_number(w, "gpu_index", true, d->index, 0);
 	jw_string(w, "gpu_uuid", d->uuid);

@@ -253,11 +253,9 @@ mig_labels(struct fam *f, const struct gpu_device *d)
 static void
 gpu_labels(struct fam *f, const struct gpu_snapshot *s, const struct gpu_device *d)
 {
-	const struct gpu_device *g = d;
+	const struct gpu_device *g = gpu_snapshot_gpu_of(s, d);
 	char idx[16];
 
-	if (d->is_mig && d->mig_parent < s->nr_dev)
-		g = &s->dev[d->mig_parent];
 	snprintf(idx, sizeof(idx), "%u", g->index);
 	label(f, "gpu", idx);
 	label(f, "uuid", g->uuid);
@@ -446,10 +444,8 @@ proc_labels(struct fam *f, const struct gpu_snapshot *s, const struct gpu_proc *
 	char buf[16];
 
 	if (p->dev < s->nr_dev) {
-		const struct gpu_device *d = &s->dev[p->dev], *g = d;
+		const struct gpu_device *d = &s->dev[p->dev], *g = gpu_snapshot_gpu_of(s, d);
 
-		if (d->is_mig && d->mig_parent < s->nr_dev)
-			g = &s->dev[d->mig_parent];
 		snprintf(buf, sizeof(buf), "%u", g->index);
 		label(f, "gpu", buf);
 		label(f, "uuid", g->uuid);
@@ -565,11 +561,9 @@ group_add(struct prom_group *g, const struct gpu_proc *p)
 static void
 group_labels(struct fam *f, const struct gpu_snapshot *s, const struct prom_group *g)
 {
-	const struct gpu_device *d = &s->dev[g->dev], *gpu = d;
+	const struct gpu_device *d = &s->dev[g->dev], *gpu = gpu_snapshot_gpu_of(s, d);
 	char idx[16];
 
-	if (d->is_mig && d->mig_parent < s->nr_dev)
-		gpu = &s->dev[d->mig_parent];
 	snprintf(idx, sizeof(idx), "%u", gpu->index);
 	label(f, "gpu", idx);
 	label(f, "uuid", gpu->uuid);

@@ -236,12 +236,10 @@ static void
 gpu_labels(struct strbuf *sb, const struct gpu_snapshot *s, size_t i, const struct dcgm_attrib *a)
 {
 	const struct gpu_device *d = &s->dev[i];
-	const struct gpu_device *g = d;
+	const struct gpu_device *g = gpu_snapshot_gpu_of(s, d);
 	char idx[16], dev[24], gi[16];
 	bool open = false;
 
-	if (d->is_mig && d->mig_parent < s->nr_dev)
-		g = &s->dev[d->mig_parent];
 	snprintf(idx, sizeof(idx), "%u", g->index);
 	if (g->vendor == VENDOR_NVIDIA)
 		snprintf(dev, sizeof(dev), "nvidia%u", g->index);

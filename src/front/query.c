@@ -819,10 +819,11 @@ add_raw(const struct qfield *f, const struct gpu_snapshot *snap, const struct gp
 		return true;
 	case QF_INDEX:
 		/* a MIG device (watch's rows): "GPU:MIG dev", as -i takes it */
-		if (d->is_mig && d->mig_parent < snap->nr_dev)
-			strbuf_addf(out, "%u:%u", snap->dev[d->mig_parent].index, d->index);
-		else
-			strbuf_addf(out, "%u", d->index);
+		{
+			char idx[24];
+
+			strbuf_addstr(out, gpu_device_label(snap, d, idx, sizeof(idx)));
+		}
 		return true;
 	case QF_STR: {
 		const char *s = (const char *)d + f->arg;
@@ -955,8 +956,8 @@ query_value(enum query_kind kind, unsigned id, const struct gpu_snapshot *snap, 
 		if (p->dev < snap->nr_dev)
 			d = &snap->dev[p->dev];
 		/* a process on a MIG device: its GPU's row, as nvidia-smi's */
-		if (d && d->is_mig && d->mig_parent < snap->nr_dev)
-			d = &snap->dev[d->mig_parent];
+		if (d)
+			d = gpu_snapshot_gpu_of(snap, d);
 	} else {
 		if (row >= snap->nr_dev)
 			BUG("device row %zu of %zu", row, snap->nr_dev);

@@ -673,10 +673,7 @@ table_proc_cell(char *buf, size_t size, const struct gpu_snapshot *snap, const s
 	switch (c) {
 	case PC_GPU:
 		/* on a MIG device: "GPU:MIG dev", the row of the "MIG devices" table */
-		if (d->is_mig && d->mig_parent < snap->nr_dev)
-			snprintf(buf, size, "%u:%u", snap->dev[d->mig_parent].index, d->index);
-		else
-			snprintf(buf, size, "%u", d->index);
+		gpu_device_label(snap, d, buf, size);
 		break;
 	case PC_PID:
 		snprintf(buf, size, "%u", p->pid);
@@ -915,10 +912,10 @@ mig_table(struct strbuf *sb, const struct gpu_snapshot *snap, const struct term 
 		else
 			snprintf(mem, sizeof(mem), "%s", NA);
 		strbuf_addf(sb, "             %3u %3s %3s %4u  %-10s %3s  %s",
-		            d->mig_parent < snap->nr_dev ? snap->dev[d->mig_parent].index : 0,
-		            d->mig_gi == UINT_MAX ? NA : gi, d->mig_ci == UINT_MAX ? NA : ci,
-		            d->index, d->mig_profile[0] ? d->mig_profile : NA,
-		            d->mig_sm_count ? sm : NA, mem);
+		            gpu_snapshot_gpu_of(snap, d)->index, d->mig_gi == UINT_MAX ? NA : gi,
+		            d->mig_ci == UINT_MAX ? NA : ci, d->index,
+		            d->mig_profile[0] ? d->mig_profile : NA, d->mig_sm_count ? sm : NA,
+		            mem);
 		if (d->state != DEV_OK)
 			strbuf_addf(sb, "  %s", dev_state_word(d->state));
 		end_line(sb);
