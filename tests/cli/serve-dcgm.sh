@@ -33,35 +33,8 @@ if [ ! -x "$bin" ] || [ ! -f "$fake" ]; then
 	echo "1..0 # SKIP needs $bin and $fake"
 	exit 0
 fi
-tmp=$(mktemp -d)
-serve_pid="" prom_pid=""
-# shellcheck disable=SC2317 # called by the traps
-cleanup() {
-	for p in $serve_pid $prom_pid; do
-		kill "$p" 2>/dev/null
-	done
-	for p in $serve_pid $prom_pid; do
-		wait "$p" 2>/dev/null
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-n=0 fail=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; shift
-	for f in "$@"; do [ -f "$f" ] && sed 's/^/# /' "$f" | head -n 30; done
-}
-bail() {
-	not_ok "$@"
-	echo "1..$n"
-	exit 1
-}
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+# shellcheck source=tests/prom.inc
+. ./tests/prom.inc
 
 # 1. --names takes gpuscope or dcgm only
 "$bin" serve --names prometheus --listen 127.0.0.1:0 >/dev/null 2>"$tmp/names.err"
@@ -73,32 +46,7 @@ else
 fi
 
 # 2. Prometheus, with an empty list of targets for now
-pport=$(free_port)
-prom=http://127.0.0.1:$pport
-echo '[]' >"$tmp/targets.json"
-cat >"$tmp/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: dcgm
-    file_sd_configs:
-      - files: ['$tmp/targets.json']
-        refresh_interval: 1s
-EOF
-prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" \
-	--web.listen-address="127.0.0.1:$pport" --log.level=warn >"$tmp/prometheus.log" 2>&1 &
-prom_pid=$!
-i=0
-until curl -fs "$prom/-/ready" >/dev/null 2>&1; do
-	i=$((i + 1))
-	if [ "$i" -gt 300 ] || ! kill -0 "$prom_pid" 2>/dev/null; then
-		bail "Prometheus did not become ready within 30 s" "$tmp/prometheus.log"
-	fi
-	sleep 0.1
-done
-ok "Prometheus $(prometheus --version 2>&1 | awk 'NR == 1 { print $3 }') is ready on $prom"
+start_prometheus dcgm
 
 # 3. serve --names dcgm on the fake library; scenario time 0 is now
 : >"$tmp/serve.err"
