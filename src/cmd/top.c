@@ -6,6 +6,7 @@
 #include "cmd/cmd.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "backend/feed.h"
 #include "core/config.h"
 #include "core/err.h"
+#include "tui/topconf.h"
 #include "tui/tui.h"
 
 static const char top_help[] =
@@ -22,7 +24,9 @@ static const char top_help[] =
         "The GPUs (bars for utilisation, memory, power and temperature, history\n"
         "charts), the processes using them and doctor's health and workload\n"
         "findings, refreshed every interval, in the terminal. F1 or ? lists the\n"
-        "keys; F shows a finding's full text; q quits.\n"
+        "keys; F2 sets up what is shown; F shows a finding's full text; q quits.\n"
+        "The settings are kept in $XDG_CONFIG_HOME/gpuscope/top.conf (written on\n"
+        "quit); -d and --compact win over it for one run.\n"
         "\n"
         "  -d, --interval=SEC  seconds between samples (default 1; also \"500ms\", \"2s\"; at least 0.1)\n"
         "  -i, --id=ID,...     only these GPUs: index, UUID (or a unique prefix), or PCI bus id\n"
@@ -60,11 +64,14 @@ cmd_top(int argc, char **argv, struct gs_config *cfg)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tui_options opt = {
-		cfg, 1.0, cfg->want_procs, false, TUI_COLOR_AUTO, TUI_LAYOUT_AUTO
+		cfg, 1.0, cfg->want_procs, false, TUI_COLOR_AUTO, TUI_LAYOUT_AUTO, NULL
 	};
 	enum color_mode color = COLOR_AUTO;
 	const char *ids = NULL, *no_color;
-	struct err err = ERR_INIT;
+	struct err err = ERR_INIT, conf_err = ERR_INIT, save_err = ERR_INIT;
+	struct top_conf conf, loaded;
+	char conf_path[PATH_MAX];
+	bool have_path, interval_given = false, compact_given = false;
 	struct feed *feed;
 	int c, rc;
 
@@ -80,6 +87,7 @@ cmd_top(int argc, char **argv, struct gs_config *cfg)
 				        optarg);
 				return EXIT_USAGE;
 			}
+			interval_given = true;
 			break;
 		case 'i':
 			ids = optarg;
@@ -89,6 +97,7 @@ cmd_top(int argc, char **argv, struct gs_config *cfg)
 			break;
 		case OPT_COMPACT:
 			opt.layout = TUI_LAYOUT_COMPACT;
+			compact_given = true;
 			break;
 		case OPT_READONLY:
 			opt.read_only = true;
@@ -117,13 +126,48 @@ cmd_top(int argc, char **argv, struct gs_config *cfg)
 	if (opt.color == TUI_COLOR_AUTO && no_color && *no_color)
 		opt.color = TUI_COLOR_NEVER;
 
+	/* the settings of the last run; the command line wins over them */
+	top_conf_init(&conf);
+	top_conf_init(&loaded);
+	have_path = top_conf_path(conf_path, sizeof(conf_path)) == 0;
+	if (have_path)
+		top_conf_load(&conf, conf_path, &conf_err);
+	top_conf_copy(&loaded, &conf);
+	/* a replay keeps the pace of its recording: the file's interval is not for it */
+	if (!interval_given && !cfg->replay)
+		opt.interval = conf.interval;
+	if (!compact_given)
+		opt.layout = (enum tui_layout)conf.layout;
+	opt.conf = &conf;
+
 	rc = cmd_open_feed(cfg, ids, opt.procs, opt.interval, &feed);
-	if (rc != EXIT_OK)
-		return rc;
-	if (tui_run(feed, &opt, &err) < 0) {
-		cmd_error("%s", err.msg);
-		rc = err.code == E_USAGE ? EXIT_USAGE : EXIT_RUNTIME;
+	if (rc == EXIT_OK) {
+		if (tui_run(feed, &opt, &err) < 0) {
+			cmd_error("%s", err.msg);
+			rc = err.code == E_USAGE ? EXIT_USAGE : EXIT_RUNTIME;
+		}
+		feed_close(feed);
 	}
-	feed_close(feed);
+	/*
+	 * What -d and --compact set is for this run: the file keeps its own
+	 * unless the user changed it on the screen (+, -, m, F2).
+	 */
+	if (interval_given && conf.interval == opt.interval)
+		conf.interval = loaded.interval;
+	if (compact_given && conf.layout == TUI_LAYOUT_COMPACT)
+		conf.layout = loaded.layout;
+	/* notes after the screen is gone, so that they are seen */
+	if (conf_err.code)
+		fprintf(stderr, "gpuscope: note: %s\n", conf_err.msg);
+	if (rc != EXIT_OK || !have_path || top_conf_equal(&conf, &loaded))
+		; /* nothing to write */
+	else if (conf_err.code && conf_err.code != E_PARSE)
+		/* a FIFO, a directory, a huge file: the user's, not ours to replace */
+		fprintf(stderr, "gpuscope: note: settings not saved: '%s' was not read\n",
+		        conf_path);
+	else if (top_conf_save(&conf, conf_path, &save_err) < 0)
+		fprintf(stderr, "gpuscope: note: settings not saved: %s\n", save_err.msg);
+	top_conf_release(&conf);
+	top_conf_release(&loaded);
 	return rc;
 }

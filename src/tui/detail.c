@@ -367,7 +367,6 @@ tui_detail_key(struct tui *t, int ch)
 	case '\n':
 	case '\r':
 	case KEY_ENTER:
-	case KEY_F(2):
 	case KEY_BACKSPACE:
 		t->view = VIEW_MAIN;
 		break;

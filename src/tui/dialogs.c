@@ -27,7 +27,7 @@ static const char *const help_lines[][2] = {
 	{ "Up Down PgUp PgDn", "move in the process list (in the GPU list after Tab)" },
 	{ "Home End", "first, last" },
 	{ "Tab", "switch between the process list and the GPU list" },
-	{ "Enter d F2", "detail of the selected GPU: every field it reports" },
+	{ "Enter d", "detail of the selected GPU: every field it reports" },
 	{ "", "in it: Left Right other GPU, a unknown fields too, Esc back" },
 	{ "mouse", "click a column header to sort by it, a row to select it; wheel scrolls" },
 	{ NULL, "Display" },
@@ -51,6 +51,8 @@ static const char *const help_lines[][2] = {
 	{ "t F5", "tree: each process under the parent that uses a GPU too" },
 	{ "k F9", "send a signal to the selected process (choose it, then confirm)" },
 	{ NULL, "Other" },
+	{ "F2", "setup screen: what top shows, kept in top.conf on quit" },
+	{ "", "(sort, chart, layout, interval, panes; see 'man gpuscope')" },
 	{ "? h F1", "this help" },
 	{ "q F10", "quit (Ctrl-C too)" },
 };

@@ -443,7 +443,7 @@ draw_keys(struct tui *t, int y)
 	static const struct {
 		const char *key, *label;
 	} keys[] = {
-		{ "F1", "Help" }, { "F2", "Detail" }, { "F3", "Chart" }, { "F4", "Filter" },
+		{ "F1", "Help" }, { "F2", "Setup" },  { "F3", "Chart" }, { "F4", "Filter" },
 		{ "F5", "Tree" }, { "F6", "SortBy" }, { "F9", "Kill" },  { "F10", "Quit" },
 	};
 	int x = 0;
@@ -547,16 +547,19 @@ static void
 plan(struct tui *t, struct layout *l)
 {
 	int avail = LINES - 2, n = t->have_snap ? (int)t->snap.nr_dev : 0, rest, want;
-	int procs_min = t->opt->procs ? PROC_ROWS_MIN : 0;
+	bool procs = t->opt->procs && t->procs_pane; /* the pane hidden in F2 takes no rows */
+	int procs_min = procs ? PROC_ROWS_MIN : 0;
 
 	memset(l, 0, sizeof(*l));
 	l->gpu_y = 1;
-	l->compact = tui_compact(t, avail - 1 - (t->opt->procs ? PROC_ROWS_WANT : 0));
+	l->compact = tui_compact(t, avail - 1 - (procs ? PROC_ROWS_WANT : 0));
 	l->gpu_rows = l->compact ? n : 2 * n;
 	if (l->gpu_rows > avail - procs_min)
 		l->gpu_rows = avail - procs_min;
 	if (l->gpu_rows < 1)
 		l->gpu_rows = n ? 1 : 0;
+	if (!t->gpus_pane)
+		l->gpu_rows = 0;
 	rest = avail - l->gpu_rows;
 	/* the findings pane: one line, more when the screen is roomy and there is more to say */
 	if (t->findings_pane && rest - procs_min >= 1) {
@@ -566,17 +569,17 @@ plan(struct tui *t, struct layout *l)
 	}
 	rest -= l->find_rows;
 	/* charts take up to 2/5 of what is left, and only what the processes can spare */
-	want = t->opt->procs ? rest * 2 / 5 : rest;
-	if (t->opt->procs && want < n + 1 && rest - PROC_ROWS_WANT >= n + 1)
+	want = procs ? rest * 2 / 5 : rest;
+	if (procs && want < n + 1 && rest - PROC_ROWS_WANT >= n + 1)
 		want = n + 1;
-	if (t->opt->procs && want > rest - PROC_ROWS_WANT)
+	if (procs && want > rest - PROC_ROWS_WANT)
 		want = rest - PROC_ROWS_WANT;
-	l->chart_rows = want >= 2 ? want : 0;
+	l->chart_rows = want >= 2 && t->charts_pane ? want : 0;
 	rest -= l->chart_rows;
 	l->chart_y = l->gpu_y + l->gpu_rows;
 	l->find_y = l->chart_y + l->chart_rows;
 	l->proc_y = l->find_y + l->find_rows;
-	l->proc_rows = t->opt->procs ? rest : 0;
+	l->proc_rows = procs ? rest : 0;
 }
 
 static void
@@ -589,7 +592,8 @@ draw_main(struct tui *t)
 		tui_puts(t, 2, 2, COLS - 4, ROLE_DIM, "reading the GPUs...");
 		return;
 	}
-	tui_draw_gpus(t, l.gpu_y, l.gpu_rows, l.compact);
+	if (l.gpu_rows)
+		tui_draw_gpus(t, l.gpu_y, l.gpu_rows, l.compact);
 	if (l.chart_rows)
 		tui_draw_charts(t, l.chart_y, l.chart_rows);
 	draw_findings(t, l.find_y, l.find_rows);
@@ -626,6 +630,9 @@ tui_draw(struct tui *t)
 		break;
 	case VIEW_HELP:
 		tui_draw_help(t, 1, LINES - 2);
+		break;
+	case VIEW_SETUP:
+		tui_draw_setup(t, 1, LINES - 2);
 		break;
 	}
 	draw_bottom(t, LINES - 1);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "tui/tui_impl.h"
+#include "tui/topconf.h"
 #include "doctor/live.h"
 #include "backend/feed.h"
 #include "core/config.h"
@@ -241,8 +242,8 @@ take(struct tui *t)
 
 static const double intervals[] = { 0.1, 0.2, 0.5, 1, 2, 3, 5, 10, 30, 60 };
 
-static void
-change_interval(struct tui *t, int dir)
+void
+tui_change_interval(struct tui *t, int dir)
 {
 	double next = t->interval;
 
@@ -284,10 +285,15 @@ toggle_pause(struct tui *t)
 static bool
 procs_off(struct tui *t)
 {
-	if (t->opt->procs)
-		return false;
-	tui_message(t, ROLE_NORMAL, "processes are off (--no-processes)");
-	return true;
+	if (!t->opt->procs) {
+		tui_message(t, ROLE_NORMAL, "processes are off (--no-processes)");
+		return true;
+	}
+	if (!t->procs_pane) {
+		tui_message(t, ROLE_NORMAL, "the process table is hidden (F2 shows it)");
+		return true;
+	}
+	return false;
 }
 
 static void
@@ -563,7 +569,6 @@ main_key(struct tui *t, int ch)
 		t->help_scroll = 0;
 		break;
 	case 'd':
-	case KEY_F(2):
 		open_detail(t);
 		break;
 	case '\n':
@@ -595,11 +600,11 @@ main_key(struct tui *t, int ch)
 		break;
 	case '+':
 	case '=':
-		change_interval(t, 1);
+		tui_change_interval(t, 1);
 		break;
 	case '-':
 	case '_':
-		change_interval(t, -1);
+		tui_change_interval(t, -1);
 		break;
 	case 'r':
 	case 12: /* Ctrl-L */
@@ -658,10 +663,19 @@ handle_key(struct tui *t, int ch)
 		t->dirty = true;
 		return true;
 	}
+	if (t->view == VIEW_SETUP && t->dialog == DLG_NONE) {
+		/* F10 and q leave the setup screen (htop's "Done"), they do not quit */
+		tui_setup_key(t, ch);
+		return true;
+	}
 	if (ch == KEY_F(10) || (ch == 'q' && t->view == VIEW_MAIN && t->dialog == DLG_NONE))
 		return false;
 	if (t->dialog != DLG_NONE) {
 		tui_dialog_key(t, ch);
+		return true;
+	}
+	if (ch == KEY_F(2)) {
+		tui_open_setup(t); /* from every view, as htop's F2 */
 		return true;
 	}
 	if (t->view == VIEW_HELP && tui_help_key(t, ch))
@@ -698,6 +712,43 @@ curses_setup(struct tui *t)
 	                     NULL) != 0;
 }
 
+/* What top.conf says, but the interval and layout: the caller chose them (options win). */
+static void
+from_conf(struct tui *t, const struct top_conf *c)
+{
+	if ((unsigned)c->sort < PCOL__COUNT)
+		t->pv.sort = (enum pcol)c->sort;
+	t->pv.invert = c->sort_invert;
+	/* a recording holds no parent pids: no tree (and the file's stays as it is) */
+	t->pv.tree = c->tree && !t->replay;
+	if ((unsigned)c->chart < HM__COUNT)
+		t->metric = (enum hist_metric)c->chart;
+	t->gpus_pane = c->show_gpus;
+	t->charts_pane = c->show_charts;
+	t->findings_pane = c->show_findings;
+	t->procs_pane = c->show_processes;
+	t->detail_all = c->detail_all;
+}
+
+/* What the settings are now, into top.conf's. */
+static void
+to_conf(const struct tui *t, struct top_conf *c)
+{
+	c->sort = (int)t->pv.sort;
+	c->sort_invert = t->pv.invert;
+	if (!t->replay) {
+		c->tree = t->pv.tree;
+		c->interval = t->interval;
+	}
+	c->chart = (int)t->metric;
+	c->layout = (int)t->layout;
+	c->show_gpus = t->gpus_pane;
+	c->show_charts = t->charts_pane;
+	c->show_findings = t->findings_pane;
+	c->show_processes = t->procs_pane;
+	c->detail_all = t->detail_all;
+}
+
 static void
 init(struct tui *t, struct feed *feed, const struct tui_options *opt)
 {
@@ -722,7 +773,9 @@ init(struct tui *t, struct feed *feed, const struct tui_options *opt)
 	strbuf_init(&t->sb, 0);
 	t->layout = opt->layout;
 	t->interval = opt->interval > 0 ? opt->interval : 1;
-	t->findings_pane = true;
+	t->findings_pane = t->gpus_pane = t->charts_pane = t->procs_pane = true;
+	if (opt->conf)
+		from_conf(t, opt->conf);
 	term_locale();
 	t->utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
 	t->wake_rd = t->wake_wr = -1;
@@ -901,6 +954,8 @@ tui_run(struct feed *feed, const struct tui_options *opt, struct err *err)
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
 	signal_wake_fd = -1;
+	if (opt->conf)
+		to_conf(&t, opt->conf);
 	release(&t);
 	return rc;
 }

@@ -11,6 +11,7 @@
 struct err;
 struct feed;
 struct gs_config;
+struct top_conf;
 
 enum tui_color {
 	TUI_COLOR_AUTO,   /* colour when the terminal has it and NO_COLOR is unset or empty */
@@ -31,6 +32,12 @@ struct tui_options {
 	bool read_only;              /* never send signals */
 	enum tui_color color;
 	enum tui_layout layout;
+	/*
+	 * The settings of top.conf (tui/topconf.h), or NULL: the interface starts
+	 * from them (sort, tree, chart, panes; interval and layout come from the
+	 * fields above) and writes what they are when it ends back into them.
+	 */
+	struct top_conf *conf;
 };
 
 /*

@@ -46,6 +46,7 @@ enum tui_view {
 	VIEW_MAIN,
 	VIEW_DETAIL,
 	VIEW_HELP,
+	VIEW_SETUP, /* F2: the settings, as htop's setup screen */
 };
 
 enum tui_dialog {
@@ -119,6 +120,7 @@ struct tui {
 	enum hist_metric metric;
 	bool paused;
 	bool findings_pane; /* show the findings pane */
+	bool gpus_pane, charts_pane, procs_pane;
 	double interval;
 
 	size_t sel_gpu;     /* index into snap.dev */
@@ -132,6 +134,8 @@ struct tui {
 	int detail_lines; /* lines the detail view had last time */
 	bool detail_all;  /* detail view: unknown fields too */
 	int help_scroll;
+	int setup_sel;            /* the setting the setup screen's cursor is on */
+	enum tui_view setup_back; /* the view Esc goes back to from it */
 	int menu_sel;
 	size_t find_sel; /* the finding the finding dialog shows */
 	int find_scroll;
@@ -199,6 +203,14 @@ void tui_procs_select_row(struct tui *t, size_t row);
 void tui_gpu_value(char *buf, size_t size, const struct gpu_device *d, enum gpu_field f, bool utf8);
 void tui_draw_detail(struct tui *t, int y, int rows);
 int tui_detail_key(struct tui *t, int ch);
+
+/* setup.c */
+void tui_open_setup(struct tui *t);
+void tui_draw_setup(struct tui *t, int y, int rows);
+/* Keys of the setup screen; it takes them all. */
+void tui_setup_key(struct tui *t, int ch);
+/* The interval's next step up (dir > 0) or down; a replay says it keeps its pace. */
+void tui_change_interval(struct tui *t, int dir);
 
 /* dialogs.c */
 void tui_draw_help(struct tui *t, int y, int rows);

@@ -14,7 +14,7 @@ check "80x24: history charts, one per GPU" '^History: GPU utilisation \(%\), las
 check "80x24: the findings pane, one line with the worst finding" '^Findings  [0-9]+ \(F: full text\)  error   GPU 1 '
 check "80x24: the process table's header" '^GPU +PID Type User +GPU-Mem GPU% +CPU% +RSS +Time Command'
 check "80x24: a process row" '^  0 +1001 C +alice +70120MiB +97 +40\.0 +2\.2G'
-check "80x24: the keys at the bottom" '^F1Help +F2Detail +F3Chart +F4Filter +F5Tree +F6SortBy +F9Kill +F10Quit'
+check "80x24: the keys at the bottom" '^F1Help +F2Setup +F3Chart +F4Filter +F5Tree +F6SortBy +F9Kill +F10Quit'
 check_size 80 24 "80x24: the screen fits"
 screen | sed -n 24p | grep -q '^F1Help'
 ok $? "80x24: the keys are on the last line"
