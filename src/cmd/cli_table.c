@@ -8,13 +8,26 @@
 #include "cmd/cli.h"
 
 const struct cli_option cli_global_options[] = {
-	{ .name = "demo", .value = CLI_NONE,
+	{ .name = "demo",
+	  .value = CLI_NONE,
 	  .help = "Run on a simulated 8-GPU H100 server (a fake NVIDIA driver built into gpuscope); "
 	          "everything shown says it is simulated." },
-	{ .name = "root", .value = CLI_DIR, .metavar = "DIR",
+	{ .name = "root",
+	  .value = CLI_DIR,
+	  .metavar = "DIR",
 	  .help = "Read the machine from DIR/sys and DIR/proc (a saved tree, a chroot)." },
-	{ .name = "version", .short_name = 'V', .value = CLI_NONE, .help = "Print the version and exit." },
-	{ .name = "help", .short_name = 'h', .value = CLI_NONE, .help = "Print the usage and exit." },
+	{ .name = "list-gpus",
+	  .short_name = 'L',
+	  .value = CLI_NONE,
+	  .help = "List the GPUs, one line each with its UUID, as nvidia-smi -L does, and exit." },
+	{ .name = "version",
+	  .short_name = 'V',
+	  .value = CLI_NONE,
+	  .help = "Print the version and exit." },
+	{ .name = "help",
+	  .short_name = 'h',
+	  .value = CLI_NONE,
+	  .help = "Print the usage and exit." },
 	{ .name = NULL },
 };
 

@@ -40,6 +40,15 @@ int cmd_burn(int argc, char **argv, struct gs_config *cfg);
 /* gpuscope queue (src/cmd/queue.c), the client; gpuscope queued (src/cmd/queued.c), the daemon */
 int cmd_queue(int argc, char **argv, struct gs_config *cfg);
 int cmd_queued(int argc, char **argv, struct gs_config *cfg);
+/* gpuscope -L / --list-gpus (src/cmd/listgpus.c): nvidia-smi -L's one line per GPU */
+int cmd_list_gpus(int argc, char **argv, struct gs_config *cfg);
+/* gpuscope __cli-table (src/cmd/cli_dump.c): cli.h's table as TSV, for tests/cli/cli-table.sh */
+int cmd_cli_dump(int argc, char **argv);
+/* gpuscope completion bash|zsh|fish and the hidden __complete KIND (src/cmd/completion.c) */
+int cmd_completion(int argc, char **argv, struct gs_config *cfg);
+int cmd_complete(int argc, char **argv, struct gs_config *cfg);
+/* gpuscope __man NAME | --list (src/cmd/manpage.c): the page gpuscope-NAME(1), from the table */
+int cmd_man(int argc, char **argv);
 
 enum snap_flags {
 	SNAP_PROCS = 1 << 0, /* with processes */

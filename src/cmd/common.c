@@ -20,6 +20,7 @@
 
 #include "backend/collect.h"
 #include "backend/feed.h"
+#include "cmd/jsonerr.h"
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/err.h"
@@ -38,6 +39,15 @@ cmd_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	if (jsonerr_on()) {
+		char *msg;
+
+		va_start(ap, fmt);
+		msg = xstrvfmt(fmt, ap);
+		va_end(ap);
+		jsonerr_note(msg);
+		free(msg);
+	}
 }
 
 int
@@ -80,7 +90,7 @@ watchdog_main(void *arg)
 			cmd_error(
 			        "the GPU driver did not answer within %.1f s while starting (nvmlInit and the first reading of each GPU): it may be hung; look for Xid or 'fallen off the bus' lines in the kernel log ('sudo dmesg')",
 			        w->seconds);
-			_exit(EXIT_RUNTIME);
+			jsonerr_exit(EXIT_RUNTIME); /* with --json, its document first */
 		}
 		clock_mono_timespec(&ts, deadline);
 		pthread_cond_timedwait(&w->cv, &w->mu, &ts);

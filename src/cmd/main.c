@@ -11,6 +11,7 @@
 #include "backend/nvml_probe.h"
 #include "cmd/cmd.h"
 #include "cmd/demo.h"
+#include "cmd/jsonerr.h"
 #include "core/config.h"
 #include "core/xalloc.h"
 #include "queue/exec.h"
@@ -20,6 +21,8 @@ static const char help_text[] =
         ": what your GPUs are, what they are doing, and who uses them\n"
         "\n"
         "usage: gpuscope [status] [--json] [-i ID[,ID...]] [--no-processes] [--color=WHEN]\n"
+        "                [--format table|json|prom] [-l SEC | -lms MS] [-f FILE]\n"
+        "       gpuscope -L [-i ID[,ID...]]   (nvidia-smi -L: one line per GPU with its UUID)\n"
         "       gpuscope query --query-gpu=FIELDS --format=csv[,noheader][,nounits] [-i ID]\n"
         "       gpuscope query --query-compute-apps=FIELDS --format=csv[,noheader][,nounits]\n"
         "       gpuscope top [-d SEC] [-i ID[,ID...]]\n"
@@ -42,6 +45,7 @@ static const char help_text[] =
         "       gpuscope queue [ls|submit|show|why|logs|cancel|hold|release|history|events] ...\n"
         "       gpuscope queue submit [--gpus N|--gpu-mem SIZE|--gpu UUID,...] [--] COMMAND...\n"
         "       gpuscope queued [--config FILE] [--socket PATH] [--state-dir DIR]\n"
+        "       gpuscope completion bash|zsh|fish   (the shell's completion script)\n"
         "       gpuscope --demo [command and options]\n"
         "       gpuscope --version | --help\n"
         "\n"
@@ -57,6 +61,15 @@ static const char help_text[] =
         "status options:\n"
         "  -j, --json          one JSON document (schema gpuscope.status/1, see docs/json-schema.md)\n"
         "      --compact       with --json: on one line\n"
+        "      --format=FMT    table (default), json (= --json), or prom: Prometheus's text\n"
+        "                      format, for node_exporter's textfile collector\n"
+        "  -l, --loop[=SEC]    again every SEC seconds (default 5) until Ctrl-C or SIGTERM\n"
+        "      --loop-ms=MS    the same every MS milliseconds (nvidia-smi's -lms MS works too)\n"
+        "  -f, --filename=FILE write to FILE, emptied first, each round added (as nvidia-smi\n"
+        "                      -f); with --format prom each round replaces FILE whole (a temp\n"
+        "                      file renamed over it), so a reader never sees half of it\n"
+        "  -L, --list-gpus     nvidia-smi -L's list: 'GPU 0: NAME (UUID: GPU-...)', MIG devices\n"
+        "                      under their GPU, then AMD and Intel GPUs with their PCI ids\n"
         "  -i, --id=ID,...     only these GPUs: index, UUID (or a unique prefix), or PCI bus id\n"
         "      --no-processes  do not list processes\n"
         "      --color=WHEN    auto (default: on a terminal, unless NO_COLOR is set), always, never\n"
@@ -67,6 +80,7 @@ static const char help_text[] =
         "query: nvidia-smi's --query-gpu and --query-compute-apps, with its field names and\n"
         "CSV format, so scripts written for nvidia-smi keep working. 'gpuscope query\n"
         "--help-query-gpu' lists the fields. 'gpuscope --query-gpu=...' works too.\n"
+        "-l SEC, -lms MS and -f FILE work as for status (the CSV header once).\n"
         "\n"
         "top: a full-screen monitor (ncurses): bars and history charts per GPU, the process\n"
         "table (sort, filter, tree, kill), a detail view of each GPU, doctor's health and\n"
@@ -166,8 +180,10 @@ static const char help_text[] =
         "/api/v1/findings (doctor's report), /healthz, and / (charts and processes). GPUs are\n"
         "read on their own timer: a scrape never waits for a GPU.\n"
         "      --listen=ADDR   HOST:PORT, [IPv6]:PORT or :PORT for all (default 127.0.0.1:9947)\n"
+        "                      (node_exporter's --web.listen-address=ADDR is the same)\n"
         "      --web-config=FILE  TLS and basic auth, in the web config format of Prometheus's\n"
-        "                      exporters (tls_server_config, basic_auth_users with bcrypt hashes)\n"
+        "                      exporters (tls_server_config, basic_auth_users with bcrypt hashes);\n"
+        "                      node_exporter's --web.config.file=FILE is the same\n"
         "  -d, --interval=SEC  seconds between collections (default 1)\n"
         "      --processes=N   per-process series for the top N processes by GPU memory\n"
         "                      (default 50; 0: none)\n"
@@ -220,6 +236,8 @@ static const char help_text[] =
         "\n"
         "exit status: 0 ok; 1 shown, but a GPU is lost or not responding; 2 usage error;\n"
         "3 runtime failure; 4 no GPU, or no driver to read one (the reason is printed).\n"
+        "nvidia-smi's codes side by side: gpuscope(1), docs/nvidia-smi.md.\n"
+        "With --json, an error is a JSON document on stdout too (schema gpuscope.error/1).\n"
         "\n"
         "see gpuscope(1) for more.\n";
 
@@ -254,7 +272,7 @@ int
 main(int argc, char **argv)
 {
 	struct gs_config cfg;
-	bool demo = false;
+	bool demo = false, list = false;
 	int rc, n = 0;
 	char **args;
 
@@ -263,6 +281,7 @@ main(int argc, char **argv)
 	 * term_locale() (core/fmt.h) first */
 	gs_config_init(&cfg);
 	config_from_env(&cfg);
+	jsonerr_setup(argc, argv, &cfg); /* with --json, errors as a document on stdout too */
 
 	/* global options may come before or after the subcommand */
 	args = xcalloc((size_t)argc + 2, sizeof(*args));
@@ -270,6 +289,8 @@ main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--demo")) {
 			demo = true;
+		} else if (!strcmp(argv[i], "-L") || !strcmp(argv[i], "--list-gpus")) {
+			list = true; /* nvidia-smi -L */
 		} else if (!strcmp(argv[i], "--root") || !strncmp(argv[i], "--root=", 7)) {
 			const char *dir = argv[i][6] == '=' ? argv[i] + 7
 			                  : i + 1 < argc    ? argv[++i]
@@ -278,7 +299,7 @@ main(int argc, char **argv)
 			if (!dir || !*dir) {
 				cmd_error("--root needs a directory");
 				free(args);
-				return EXIT_USAGE;
+				return jsonerr_finish(EXIT_USAGE);
 			}
 			gs_config_set_root(&cfg, dir);
 		} else if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V")) {
@@ -298,9 +319,11 @@ main(int argc, char **argv)
 
 	if (demo && demo_setup(&cfg) < 0) {
 		free(args);
-		return EXIT_RUNTIME;
+		return jsonerr_finish(EXIT_RUNTIME);
 	}
-	if (n > 1 && !strcmp(args[1], "status"))
+	if (list)
+		rc = cmd_list_gpus(n, args, &cfg);
+	else if (n > 1 && !strcmp(args[1], "status"))
 		rc = cmd_status(n - 1, args + 1, &cfg);
 	else if (n > 1 && !strcmp(args[1], "top"))
 		rc = cmd_top(n - 1, args + 1, &cfg);
@@ -328,18 +351,27 @@ main(int argc, char **argv)
 		rc = cmd_queue(n - 1, args + 1, &cfg);
 	else if (n > 1 && !strcmp(args[1], "queued"))
 		rc = cmd_queued(n - 1, args + 1, &cfg);
+	else if (n > 1 && !strcmp(args[1], "__cli-table"))
+		rc = cmd_cli_dump(n - 1, args + 1); /* cli.h's table, for the tests */
+	else if (n > 1 && !strcmp(args[1], "completion"))
+		rc = cmd_completion(n - 1, args + 1, &cfg);
+	else if (n > 1 && !strcmp(args[1], "__complete"))
+		rc = cmd_complete(n - 1, args + 1, &cfg); /* the completions' dynamic values */
+	else if (n > 1 && !strcmp(args[1], "__man"))
+		rc = cmd_man(n - 1, args + 1); /* gpuscope-NAME(1), for mk/man.mk */
 	else if (n > 1 && !strcmp(args[1], "__supervise"))
 		rc = exec_supervise_main(n - 1, args + 1); /* the queue's per-job supervisor */
 	else if (n > 1 && !strncmp(args[1], "--query-", 8))
 		rc = cmd_query(n, args, &cfg); /* nvidia-smi's spelling: no subcommand */
 	else if (n > 1 && args[1][0] != '-') {
 		cmd_error(
-		        "'%s' is not a gpuscope command (commands: status, query, top, watch, record, replay, doctor, fit, specs, bench, burn, serve, queue, queued); see 'gpuscope --help'",
+		        "'%s' is not a gpuscope command (commands: status, query, top, watch, record, replay, doctor, fit, specs, bench, burn, serve, queue, queued, completion); see 'gpuscope --help'",
 		        args[1]);
 		rc = EXIT_USAGE;
 	} else
 		rc = cmd_status(n, args, &cfg);
 	free(args);
+	jsonerr_finish(rc);
 	cmd_close_deferred();
 	if (nvml_abandoned()) {
 		/*

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd/repeat.h"
 #include "core/err.h"
 #include "core/gpu.h"
 #include "core/strbuf.h"
@@ -19,6 +20,7 @@
 
 static const char query_synopsis[] =
         "usage: gpuscope query --query-gpu=FIELD[,FIELD...] [--format=csv[,noheader][,nounits]] [-i ID[,ID...]]\n"
+        "                      [-l SEC | -lms MS] [-f FILE]\n"
         "   or: gpuscope query --query-compute-apps=FIELD[,FIELD...] [--format=...] [-i ID[,ID...]]\n"
         "   or: gpuscope query --help-query-gpu | --help-query-compute-apps\n";
 
@@ -33,6 +35,11 @@ static const char query_options_help[] =
         "                                 leave out the header line, or the units after values\n"
         "                                 (default: csv)\n"
         "    -i, --id=ID[,ID...]          only these GPUs: indexes, UUIDs or PCI bus ids\n"
+        "    -l, --loop[=SEC]             again every SEC seconds (default 5) until Ctrl-C or\n"
+        "                                 SIGTERM; the header line once\n"
+        "    --loop-ms=MS, -lms MS        the same, every MS milliseconds\n"
+        "    -f, --filename=FILE          write to FILE instead of standard output (emptied\n"
+        "                                 first, each round added, as nvidia-smi -f)\n"
         "    --help-query-gpu             list the fields of --query-gpu\n"
         "    --help-query-compute-apps    list the fields of --query-compute-apps\n"
         "    -h, --help                   show this help\n";
@@ -43,6 +50,7 @@ enum {
 	OPT_FORMAT,
 	OPT_HELP_GPU,
 	OPT_HELP_APPS,
+	OPT_LOOP_MS,
 };
 
 static const struct option query_options[] = {
@@ -50,6 +58,9 @@ static const struct option query_options[] = {
 	{ "query-compute-apps", required_argument, NULL, OPT_QUERY_APPS },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "id", required_argument, NULL, 'i' },
+	{ "loop", optional_argument, NULL, 'l' },
+	{ "loop-ms", required_argument, NULL, OPT_LOOP_MS },
+	{ "filename", required_argument, NULL, 'f' },
 	{ "help-query-gpu", no_argument, NULL, OPT_HELP_GPU },
 	{ "help-query-compute-apps", no_argument, NULL, OPT_HELP_APPS },
 	{ "help", no_argument, NULL, 'h' },
@@ -61,6 +72,8 @@ struct query_args {
 	const char *app_fields; /* --query-compute-apps */
 	const char *format;     /* --format */
 	const char *ids;        /* -i */
+	const char *file;       /* -f */
+	double interval;        /* -l, --loop-ms; 0: once */
 	int help;               /* 0, 'h', OPT_HELP_GPU or OPT_HELP_APPS */
 };
 
@@ -89,9 +102,10 @@ parse_args(int argc, char **argv, struct query_args *a)
 	int c;
 
 	memset(a, 0, sizeof(*a));
+	repeat_rewrite_lms(argc, argv);
 	optind = 0; /* full reset: main may have used getopt already */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hi:", query_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hi:l::f:", query_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_QUERY_GPU:
 			a->gpu_fields = optarg;
@@ -104,6 +118,17 @@ parse_args(int argc, char **argv, struct query_args *a)
 			break;
 		case 'i':
 			a->ids = optarg;
+			break;
+		case 'l':
+		case OPT_LOOP_MS:
+			if (repeat_parse_loop(optarg, c == OPT_LOOP_MS, argc, argv, &a->interval) <
+			    0)
+				return EXIT_USAGE;
+			break;
+		case 'f':
+			if (!*optarg)
+				return usage_error("-f/--filename needs a file name");
+			a->file = optarg;
 			break;
 		case 'h':
 		case OPT_HELP_GPU:
@@ -159,16 +184,32 @@ make_query(const struct query_args *a, struct query *q)
 	return EXIT_OK;
 }
 
+struct query_round {
+	struct query *q;
+	bool simulated; /* a round came from simulated GPUs */
+};
+
+/* One round of CSV: the header line only in the first, as nvidia-smi -l prints it. */
+static void
+query_render(void *arg, const struct gpu_snapshot *snap, int fd, struct strbuf *out)
+{
+	struct query_round *r = arg;
+
+	(void)fd;
+	query_print(r->q, snap, out);
+	r->q->fmt.noheader = true;
+	r->simulated |= snap->simulated;
+}
+
 int
 cmd_query(int argc, char **argv, struct gs_config *cfg)
 {
 	struct query_args a;
 	struct query q = QUERY_INIT;
-	struct gpu_snapshot snap;
-	struct strbuf out = STRBUF_INIT;
+	struct repeat_out o = { 0 };
+	struct query_round r = { &q, false };
 	int rc;
 
-	gpu_snapshot_init(&snap);
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		goto out;
@@ -180,17 +221,12 @@ cmd_query(int argc, char **argv, struct gs_config *cfg)
 	if (rc)
 		goto out;
 
-	rc = cmd_snapshot(cfg, a.ids, q.kind == QUERY_APPS ? SNAP_PROCS : 0, &snap);
-	if (rc)
-		goto out;
-	query_print(&q, &snap, &out);
-	rc = cmd_output(&out, &snap);
+	o.path = a.file;
+	rc = repeat_run(cfg, a.ids, q.kind == QUERY_APPS, a.interval, &o, query_render, &r);
 	/* the CSV must stay nvidia-smi's, so the label goes to stderr */
-	if (snap.simulated)
+	if (r.simulated)
 		cmd_error("note: simulated GPUs (a fake NVIDIA driver answered), not real ones");
 out:
-	strbuf_release(&out);
-	gpu_snapshot_release(&snap);
 	query_release(&q);
 	return rc;
 }

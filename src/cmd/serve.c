@@ -82,6 +82,7 @@ static void
 serve_usage(FILE *f)
 {
 	fputs("usage: gpuscope serve [--listen ADDR] [--web-config FILE] [-d SEC] [--processes N]\n"
+	      "                      [--web.listen-address ADDR] [--web.config.file FILE]\n"
 	      "                      [--doctor-interval SEC] [--max-connections N]\n"
 	      "                      [--connection-timeout SEC] [--user NAME]\n"
 	      "                      [--names gpuscope|dcgm] [-i ID[,ID...]] [--timeout SEC]\n"
@@ -405,6 +406,9 @@ cmd_serve(int argc, char **argv, struct gs_config *cfg)
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "web-config", required_argument, NULL, OPT_WEBCONFIG },
+		/* node_exporter's spellings, so that its service files and roles work */
+		{ "web.listen-address", required_argument, NULL, OPT_LISTEN },
+		{ "web.config.file", required_argument, NULL, OPT_WEBCONFIG },
 		{ "interval", required_argument, NULL, 'd' },
 		{ "processes", required_argument, NULL, OPT_PROCS },
 		{ "doctor-interval", required_argument, NULL, OPT_DOCTOR },

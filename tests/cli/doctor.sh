@@ -116,7 +116,7 @@ fi
 $leakcheck "$bin" doctor --recording "$tmp/empty.rec" --json >"$tmp/out" 2>"$tmp/err"
 rc=$?
 if [ $rc = 3 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "empty.rec: no sample from -1h on" "$tmp/err" &&
-	[ ! -s "$tmp/out" ]; then
+	grep -q '"schema":"gpuscope.error/1"' "$tmp/out"; then
 	ok "--recording with no sample: one line, exit 3, nothing leaked${leakcheck:+ (valgrind)}"
 else
 	not_ok "--recording with no sample: exit 3 with one line and no leak (exit $rc)" "$tmp/err"

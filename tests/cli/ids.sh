@@ -34,7 +34,7 @@ refused() {
 	rc=$?
 	# shellcheck disable=SC2046
 	set -- $(echo "$*" | sed "s|^$bin|gpuscope|; s|$tmp/||g")
-	if [ $rc = 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] &&
+	if [ $rc = 2 ] && { [ ! -s "$tmp/out" ] || { case " $* " in *" --json "*) grep -q '"schema":"gpuscope.error/1"' "$tmp/out" ;; *) false ;; esac; }; } && [ "$(wc -l <"$tmp/err")" = 1 ] &&
 		grep -q -- "-i/--id '$id' names no GPU" "$tmp/err"; then
 		ok "$* -i '$id': usage error, one line naming -i (exit 2)"
 	else
