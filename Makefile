@@ -9,7 +9,8 @@
 #   make check      install missing dependencies, build, run the whole suite
 #   make SAN=1      the same, built with AddressSanitizer and UBSan (in build-san/)
 #   make WERROR=1   warnings are errors (CI)
-#   make install    PREFIX=/usr/local
+#   make install    PREFIX=/usr/local, DESTDIR; make uninstall removes the same set
+#   make deb        the Debian package, in build/deb/ (README.md, Install)
 
 CC ?= cc
 PREFIX ?= /usr/local
@@ -245,12 +246,89 @@ checksrc:
 bench: all
 	bench/status.sh
 
-install: $(BIN)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/gpuscope
-	install -m 644 man/gpuscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/gpuscope.1
+# make install / make uninstall: the same set of files, under $(DESTDIR)$(PREFIX)
+# (README.md, Install). The systemd units are contrib/systemd/*.service with
+# @bindir@ replaced as they are installed; completions and the per-command man
+# pages (those of $(O)/man, after mk/man.mk's stamp) are made from the binary by
+# mk/completion.mk and mk/man.mk. What a trimmed copy of the tree lacks
+# (contrib/kubernetes/Containerfile copies no docs/ nor contrib/) is left out.
+# uninstall removes those files, then the directories that only gpuscope's
+# files were in; under a DESTDIR also the others it leaves empty.
+# make deb: the Debian package (debian/), built in a copy of the tree under
+# $(O)/deb/, which ends up holding gpuscope_$(VERSION)_*.deb.
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share/gpuscope
+DOCDIR ?= $(PREFIX)/share/doc/gpuscope
+SYSTEMD_UNITDIR ?= $(PREFIX)/lib/systemd/system
+BASH_COMPDIR ?= $(PREFIX)/share/bash-completion/completions
+# Debian's zsh reads vendor-completions under /usr, site-functions under /usr/local
+ZSH_COMPDIR ?= $(PREFIX)/share/zsh/$(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
+FISH_COMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+UNIT_SRC := $(sort $(wildcard contrib/systemd/*.service))
+CONTRIB_FILES := $(sort $(filter-out contrib/systemd/%,$(shell find contrib -type f 2>/dev/null)))
+DOC_FILES := $(strip $(wildcard README.md) $(sort $(wildcard docs/*.md)))
+# the three completion scripts, where mk/completion.mk defines them: name in the tree, directory
+COMPL_DEST = $(foreach f,$(COMPLETIONS),$(if $(filter %.bash,$(f)),$(BASH_COMPDIR)/gpuscope,$(if \
+	$(filter %.fish,$(f)),$(FISH_COMPDIR)/gpuscope.fish,$(ZSH_COMPDIR)/_gpuscope)))
+INSTALL_FILES := $(BIN) $(MAN_STAMP) $(COMPLETIONS)
+
+.PHONY: install-files uninstall deb
+install-files: $(INSTALL_FILES)
+
+install: $(INSTALL_FILES)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/gpuscope
+	install -m 644 man/gpuscope.1 $(DESTDIR)$(MANDIR)/man1/gpuscope.1
+	for f in $(O)/man/gpuscope-*.1; do \
+		[ ! -e "$$f" ] || install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man1/ || exit 1; \
+	done
+	set -- $(COMPL_DEST); for f in $(COMPLETIONS); do \
+		install -D -m 644 "$$f" "$(DESTDIR)$$1" && shift || exit 1; \
+	done
+	$(if $(UNIT_SRC),install -d $(DESTDIR)$(SYSTEMD_UNITDIR))
+	for f in $(UNIT_SRC); do \
+		d="$(DESTDIR)$(SYSTEMD_UNITDIR)/$${f##*/}"; \
+		sed 's#@bindir@#$(BINDIR)#g' "$$f" >"$$d" && chmod 644 "$$d" || exit 1; \
+	done
+	for f in $(CONTRIB_FILES); do \
+		m=644; [ ! -x "$$f" ] || m=755; \
+		install -D -m $$m "$$f" "$(DESTDIR)$(DATADIR)/$$f" || exit 1; \
+	done
+	$(if $(DOC_FILES),install -d $(DESTDIR)$(DOCDIR))
+	$(if $(DOC_FILES),install -m 644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/)
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/gpuscope $(DESTDIR)$(MANDIR)/man1/gpuscope.1 \
+		$(DESTDIR)$(MANDIR)/man1/gpuscope-*.1 $(COMPL_DEST:%=$(DESTDIR)%) \
+		$(UNIT_SRC:contrib/systemd/%=$(DESTDIR)$(SYSTEMD_UNITDIR)/%) \
+		$(CONTRIB_FILES:%=$(DESTDIR)$(DATADIR)/%) $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOC_FILES)))
+	for d in $(sort $(dir $(CONTRIB_FILES:%=$(DESTDIR)$(DATADIR)/%))) $(DESTDIR)$(DOCDIR); do \
+		d=$${d%/}; while case $$d in $(DESTDIR)$(DATADIR) | $(DESTDIR)$(DATADIR)/* | \
+			$(DESTDIR)$(DOCDIR)) rmdir "$$d" 2>/dev/null ;; *) false ;; esac; do d=$${d%/*}; done; \
+	done
+	$(if $(DESTDIR),for d in $(sort $(dir $(DESTDIR)$(BINDIR)/gpuscope $(DESTDIR)$(MANDIR)/man1/x \
+		$(COMPL_DEST:%=$(DESTDIR)%) $(DESTDIR)$(SYSTEMD_UNITDIR)/x $(DESTDIR)$(DATADIR) \
+		$(DESTDIR)$(DOCDIR))); do \
+		d=$${d%/}; while [ "$$d" != "$(DESTDIR:%/=%)" ] && rmdir "$$d" 2>/dev/null; do d=$${d%/*}; done; \
+	done)
+
+DEB_DIR := $(O)/deb
+# the copy: the files git knows of, tracked or not ignored (no build folders), or outside a
+# git work tree every file but those of build*/; MAKEFLAGS and O stay out of the package's make
+deb:
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/src
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		git ls-files -co --exclude-standard | while IFS= read -r f; do [ ! -e "$$f" ] || printf '%s\n' "$$f"; done; \
+	else \
+		find . \( -path './build*' -o -path ./debian/gpuscope -o -path ./debian/.debhelper \) -prune -o ! -type d -print; \
+	fi | tar -cf - -T - | tar -xf - -C $(DEB_DIR)/src
+	cd $(DEB_DIR)/src && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u O -u SAN \
+		DEB_BUILD_OPTIONS="nocheck $$DEB_BUILD_OPTIONS" dpkg-buildpackage -b -us -uc -jauto
+	@ls $(DEB_DIR)/*.deb
 
 clean:
 	rm -rf build build-san
 
--include $(shell find $(O) -name '*.d' 2>/dev/null)
+# (not in make deb's copy of the tree nor in tests/cli/package.sh's Debian root)
+-include $(shell find $(O) \( -path $(O)/deb -o -path $(O)/pkg-root \) -prune -o -name '*.d' -type f -print 2>/dev/null)

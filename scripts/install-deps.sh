@@ -60,12 +60,24 @@ if [ "$mode" = check ]; then
 	# the fake library's test runs a client under memcheck and helgrind; docs renders the man page
 	have valgrind || need="$need valgrind"
 	have groff || need="$need groff-base"
+	# the per-command man pages' test: mandoc's lint, and man -l and lexgrog (man-db)
+	have mandoc || need="$need mandoc"
+	have man && have lexgrog || need="$need man-db"
 	# serve's tests: the binary's NEEDED list, a TLS certificate; contrib's: the systemd unit's check
 	have readelf || need="$need binutils"
 	have openssl || need="$need openssl"
 	have systemd-analyze || need="$need systemd"
+	# the completions' test drives each shell (bash is there already)
+	have zsh || need="$need zsh"
+	have fish || need="$need fish"
 	# record's fault tests hold a recorder in the middle of a rotation (strace's delay injection)
 	have strace || need="$need strace"
+	# the package's test (tests/cli/package.sh): build it, lintian it, install it in a debootstrap root
+	have dpkg-buildpackage || need="$need dpkg-dev"
+	have dh || need="$need debhelper"
+	have fakeroot || need="$need fakeroot"
+	have lintian || need="$need lintian"
+	have debootstrap || need="$need debootstrap"
 	# the Slurm test (tests/cli/slurm.sh) starts its own munged, slurmctld and slurmd
 	have munged || optional="$optional munge"
 	have slurmctld || optional="$optional slurmctld"

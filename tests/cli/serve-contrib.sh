@@ -358,7 +358,7 @@ done
 for k in MemoryMax TasksMax; do grep -q "^$k=[0-9]" "$tmp/unit" || missing="$missing [$k=]"; done
 if [ -z "$missing" ]; then ok "unit: hardening settings"; else echo "missing:$missing" >"$tmp/out"; not_ok "unit: hardening settings" "$tmp/out"; fi
 # shellcheck disable=SC2016 # a literal ${GPUSCOPE_LISTEN}
-if grep -q '^ExecStart=/usr/local/bin/gpuscope serve --listen \${GPUSCOPE_LISTEN}' "$tmp/unit"; then
+if grep -q '^ExecStart=@bindir@/gpuscope serve --listen \${GPUSCOPE_LISTEN}' "$tmp/unit"; then
 	ok "unit: ExecStart runs gpuscope serve --listen"
 else
 	not_ok "unit: no ExecStart of gpuscope serve --listen" "$tmp/unit"
@@ -369,15 +369,15 @@ if grep -E '^(ProtectProc=(invisible|noaccess|ptraceable)|ProcSubset=pid|Private
 else
 	ok "unit: processes, GPU nodes and /dev/kmsg stay visible"
 fi
-# systemd-analyze verify of unit file $1 (named $2 in messages): the binary is not installed
-# here, so a copy that runs true instead is verified
+# systemd-analyze verify of unit file $1 (named $2 in messages), a template of make install
+# (@bindir@): the binary is not installed here, so a copy that runs true instead is verified
 verify_unit() {
 	if ! have systemd-analyze; then
 		skip_missing "$2: no systemd-analyze"
 		return
 	fi
 	mkdir -p "$tmp/unitdir"
-	sed "s#^ExecStart=/usr/local/bin/gpuscope #ExecStart=$(command -v true) #" "$1" >"$tmp/unitdir/${1##*/}"
+	sed "s#^ExecStart=@bindir@/gpuscope #ExecStart=$(command -v true) #" "$1" >"$tmp/unitdir/${1##*/}"
 	systemd-analyze verify --man=no "$tmp/unitdir/${1##*/}" >"$tmp/out" 2>&1
 	rc=$?
 	if [ "$rc" -eq 0 ] && ! grep -q "$(basename "$1" .service)" "$tmp/out"; then
@@ -393,7 +393,7 @@ verify_unit "$unit" unit
 qunit=contrib/systemd/gpuscope-queued.service
 missing=""
 for kv in KillMode=process Delegate=yes Restart=on-failure RuntimeDirectory=gpuscope StateDirectory=gpuscope/queue \
-	"ExecStart=/usr/local/bin/gpuscope queued"; do
+	"ExecStart=@bindir@/gpuscope queued"; do
 	grep -qxF "$kv" "$qunit" || missing="$missing [$kv]"
 done
 grep -Eq '^(NoNewPrivileges|ProtectHome|PrivateTmp|RestrictSUIDSGID|DeviceAllow|PrivateDevices)=' "$qunit" &&
