@@ -37,17 +37,6 @@
 #define COMPLETE_TIMEOUT_S 3
 
 /* the completion command itself, when the table does not list it yet */
-static const struct cli_option completion_options[] = {
-	{ .name = NULL },
-};
-static const struct cli_command completion_command = {
-	.name = "completion",
-	.summary = "print the shell completion script for bash, zsh or fish",
-	.options = completion_options,
-	.operand = CLI_CHOICE,
-	.operand_choices = "bash,zsh,fish",
-};
-
 static void
 completion_usage(FILE *f)
 {
@@ -59,19 +48,6 @@ completion_usage(FILE *f)
 	      "  zsh:   gpuscope completion zsh >\"${fpath[1]}/_gpuscope\"\n"
 	      "  fish:  gpuscope completion fish >~/.config/fish/completions/gpuscope.fish\n",
 	      f);
-}
-
-/* Every command of the table, and completion when the table lacks it. */
-static unsigned
-nr_commands(void)
-{
-	return cli_command_count() + (cli_find("completion") ? 0 : 1);
-}
-
-static const struct cli_command *
-command_at(unsigned i)
-{
-	return i < cli_command_count() ? cli_command_at(i) : &completion_command;
 }
 
 /* What a value of v completes to, as the scripts name it: "" for a flag. */
@@ -223,8 +199,8 @@ put_option_rows(FILE *f, const char *ctx, const struct cli_option *o)
 static void
 put_table(FILE *f)
 {
-	for (unsigned i = 0; i < nr_commands(); i++) {
-		const struct cli_command *c = command_at(i);
+	for (unsigned i = 0; i < cli_command_count(); i++) {
+		const struct cli_command *c = cli_command_at(i);
 		const char *sub = sub_name(c);
 		char parent[64];
 		const char *kind = value_kind(c->operand);
@@ -619,8 +595,8 @@ fish_subcommands(const char *parent, char *buf, size_t size)
 	size_t len = strlen(parent), n = 0;
 
 	buf[0] = '\0';
-	for (unsigned i = 0; i < nr_commands(); i++) {
-		const struct cli_command *c = command_at(i);
+	for (unsigned i = 0; i < cli_command_count(); i++) {
+		const struct cli_command *c = cli_command_at(i);
 
 		if (!c->hidden && !strncmp(c->name, parent, len) && c->name[len] == ' ' && n < size)
 			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? " " : "",
@@ -672,8 +648,8 @@ print_fish(void)
 	      stdout);
 	fputs(fish_functions, stdout);
 	fputs("complete -c gpuscope -f\n", stdout);
-	for (unsigned i = 0; i < nr_commands(); i++) {
-		const struct cli_command *c = command_at(i);
+	for (unsigned i = 0; i < cli_command_count(); i++) {
+		const struct cli_command *c = cli_command_at(i);
 		const char *sub = sub_name(c);
 		char cond[1200];
 
