@@ -30,7 +30,6 @@ static const struct cli_option fit_options[] = {
 	          "nf4 for qlora), fp16, fp8, int8, int4, the GGUF types, awq, gptq, nf4, "
 	          "nvfp4 or mxfp4. --quant is another name for it." },
 	{ .name = "quant",
-	  .hidden = true,
 	  .value = CLI_CHOICE,
 	  .metavar = "P",
 	  .choices = FIT_PRECISIONS,
